@@ -1,0 +1,24 @@
+"""``harness bench KIND``: speed tables. Each kind is a module in this package."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+HELP = "measure speed and print a table (rules, ingest, pipeline, models, selfplay)"
+
+# (kind, module): each module has HELP, add_arguments(parser), run(args) -> int.
+KINDS: tuple[tuple[str, str], ...] = (("rules", "harness.bench.rules"),)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="kind", metavar="KIND", required=True)
+    for name, module_name in KINDS:
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_bench=module.run)
+
+
+def run(args: argparse.Namespace) -> int:
+    return args._bench(args)

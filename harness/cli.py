@@ -1,0 +1,52 @@
+"""The ``harness`` command: one subcommand per pipeline stage.
+
+Each subcommand lives in its stage's package as a module with ``HELP``,
+``add_arguments(parser)`` and ``run(args) -> int``. Those modules keep heavy
+imports (TensorFlow) inside ``run`` so that ``harness --help`` and the GTP
+engine start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# (subcommand, module). Order is the order of ``harness --help``.
+COMMANDS: tuple[tuple[str, str], ...] = (
+    ("bench", "harness.bench.command"),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from harness import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="Compare neural-network architectures for computer Go.",
+    )
+    parser.add_argument("--version", action="version", version=f"harness {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, module_name in COMMANDS:
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args._run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
