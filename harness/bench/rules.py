@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
 from numba import njit
 
 from harness.bench.table import format_table, save_table
@@ -48,7 +47,9 @@ def playout_rate(size: int, seconds: float) -> float:
 def measure(args: argparse.Namespace) -> list[tuple]:
     rows = []
     for size in args.sizes:
-        rows.append(("random-playout moves", f"{size}x{size}", playout_rate(size, args.seconds), "moves/s"))
+        rows.append(
+            ("random-playout moves", f"{size}x{size}", playout_rate(size, args.seconds), "moves/s")
+        )
     return rows
 
 
@@ -58,5 +59,3 @@ def run(args: argparse.Namespace) -> int:
     if args.save:
         save_table(HEADER, rows, args.save)
     return 0
-
-

@@ -1,0 +1,134 @@
+"""Tournament tables: ranking with Elo intervals, pairwise win matrix, colours.
+
+Every table is a pandas DataFrame so that one function writes it as CSV,
+Markdown and HTML, and the report embeds the same numbers it prints.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from harness.arena.ratings import Outcome, Ratings, bradley_terry, sequential_elo, win_rate
+
+
+def ranking_table(
+    outcomes: Sequence[Outcome],
+    players: Sequence[str],
+    ratings: Ratings | None = None,
+    *,
+    anchor: str | None = None,
+) -> pd.DataFrame:
+    """Players strongest first: Elo, 95% interval, games, win rate and its s.e.
+
+    ``LOS next`` is the likelihood that a player is stronger than the one
+    ranked just below it.
+    """
+    ratings = ratings or bradley_terry(outcomes, players, anchor=anchor)
+    seq = sequential_elo(outcomes, players)
+    bounds = ratings.interval(0.95)
+    rows = []
+    order = ratings.ranking()
+    for rank, i in enumerate(order):
+        name = ratings.players[i]
+        games = [g for g in outcomes if name in (g.black, g.white)]
+        points = sum(g.score if g.black == name else 1 - g.score for g in games)
+        rate, se = win_rate(points, len(games))
+        below = order[rank + 1] if rank + 1 < len(order) else None
+        los = (
+            ratings.likelihood_of_superiority(name, ratings.players[below])
+            if below is not None
+            else float("nan")
+        )
+        rows.append(
+            {
+                "rank": rank + 1,
+                "player": name,
+                "elo": ratings.elo[i],
+                "elo_low": bounds[i, 0],
+                "elo_high": bounds[i, 1],
+                "elo_se": ratings.stderr()[i],
+                "games": len(games),
+                "win_rate": rate,
+                "win_rate_se": se,
+                "los_next": los,
+                "sequential_elo": seq.get(name, 0.0),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def win_matrix(outcomes: Sequence[Outcome], players: Sequence[str]) -> pd.DataFrame:
+    """Row player's points against the column player, as a fraction of their games."""
+    n = len(players)
+    index = {p: i for i, p in enumerate(players)}
+    points = np.zeros((n, n))
+    games = np.zeros((n, n))
+    for g in outcomes:
+        b, w = index[g.black], index[g.white]
+        points[b, w] += g.score
+        points[w, b] += 1 - g.score
+        games[b, w] += 1
+        games[w, b] += 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        frac = np.where(games > 0, points / np.maximum(games, 1), np.nan)
+    return pd.DataFrame(frac, index=list(players), columns=list(players))
+
+
+def games_matrix(outcomes: Sequence[Outcome], players: Sequence[str]) -> pd.DataFrame:
+    index = {p: i for i, p in enumerate(players)}
+    games = np.zeros((len(players), len(players)), dtype=int)
+    for g in outcomes:
+        games[index[g.black], index[g.white]] += 1
+        games[index[g.white], index[g.black]] += 1
+    return pd.DataFrame(games, index=list(players), columns=list(players))
+
+
+def colour_table(outcomes: Sequence[Outcome], players: Sequence[str]) -> pd.DataFrame:
+    """Each player's results as Black and as White (first-move advantage shows here)."""
+    rows = []
+    for name in players:
+        as_black = [g.score for g in outcomes if g.black == name]
+        as_white = [1 - g.score for g in outcomes if g.white == name]
+        rows.append(
+            {
+                "player": name,
+                "games_black": len(as_black),
+                "win_rate_black": np.mean(as_black) if as_black else float("nan"),
+                "games_white": len(as_white),
+                "win_rate_white": np.mean(as_white) if as_white else float("nan"),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def write_table(frame: pd.DataFrame, stem: str | Path, *, index: bool = False) -> None:
+    """``stem.csv``, ``stem.md`` and ``stem.html``, each written atomically."""
+    stem = Path(stem)
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    rounded = frame.round(3)
+    texts = {
+        ".csv": frame.to_csv(index=index),
+        ".md": _markdown(rounded, index),
+        ".html": rounded.to_html(index=index, na_rep="", border=0),
+    }
+    for suffix, text in texts.items():
+        tmp = stem.with_suffix(suffix + ".tmp")
+        tmp.write_text(text)
+        os.replace(tmp, stem.with_suffix(suffix))
+
+
+def _markdown(frame: pd.DataFrame, index: bool) -> str:
+    """Markdown through the bench table printer (pandas would need ``tabulate``)."""
+    from harness.bench.table import format_table
+
+    data = frame.reset_index() if index else frame
+    rows = [
+        ["" if isinstance(v, float) and np.isnan(v) else v for v in row]
+        for row in data.itertuples(index=False)
+    ]
+    return format_table([str(c) for c in data.columns], rows) + "\n"
