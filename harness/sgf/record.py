@@ -1,0 +1,402 @@
+"""One game as read from an archive: ``GameRecord``, and SGF main lines -> records.
+
+Conventions (also what the writer produces):
+
+- Points are ``row * size + col`` with row 0 at the top (SGF row ``a``);
+  pass is ``size * size``. An empty value is a pass, and so is ``tt`` on
+  boards up to 19x19 (FF[3] style, Leela Zero).
+- Komi (``KM``), see :func:`normalise_komi`: some servers (Fox) store it
+  multiplied by 100 (``KM[650]`` is 6.5); a value of 100 or more in size is
+  read that way. A komi with a quarter point (``3.75`` from ``KM[375]`` under
+  Chinese rules) is a count in stones (zi), as Chinese rules state it, and is
+  doubled to points: 3.75 stones is the usual 7.5 points. Missing komi is 0.
+- Results go through :func:`harness.game.result.parse_result`, after two
+  corrections real files need: a bare ``B``/``W`` and a winner with a zero
+  margin (``W+0.0``, 97 Fox games with a half-point komi, so no draw) both
+  mean "this side won, margin unknown".
+- Setup stones (``AB``/``AW``/``AE``) before the first move — in the root or
+  in later nodes, as handicap stones often are — are merged, in order, into
+  ``setup_black``/``setup_white``/``setup_empty``. Setup after moves have
+  been played becomes a :class:`SetupEvent` applied before the next move.
+- A record is never an exception: whatever cannot be read sets ``reject`` to a
+  one-line reason and the record still carries its source and index, so that
+  reads + rejects = games seen.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.game.geometry import BLACK, EMPTY, MAX_SIZE, MIN_SIZE, WHITE
+from harness.game.result import UNKNOWN, GameResult, parse_result
+from harness.sgf.parser import (
+    GameBytes,
+    Token,
+    first_value,
+    main_line_tokens,
+    normalise_ident,
+    split_games,
+    syntax_error,
+    unescape,
+    values,
+)
+from harness.sgf.text import decode_text, normalise_charset
+
+
+@dataclass
+class SetupEvent:
+    """Stones placed or removed after ``before_move`` moves have been played."""
+
+    before_move: int
+    black: list[int] = field(default_factory=list)
+    white: list[int] = field(default_factory=list)
+    empty: list[int] = field(default_factory=list)
+
+
+@dataclass
+class GameRecord:
+    source: str  # file path, or "archive!member"
+    index: int  # game number within the source, from 0
+    size: int = 19
+    komi: float = 0.0
+    handicap: int = 0
+    rules: str | None = None  # the RU text as written
+    result: GameResult = UNKNOWN
+    black: str = ""
+    white: str = ""
+    black_rank: str = ""
+    white_rank: str = ""
+    date: str = ""
+    setup_black: list[int] = field(default_factory=list)
+    setup_white: list[int] = field(default_factory=list)
+    setup_empty: list[int] = field(default_factory=list)
+    moves: list[tuple[int, int]] = field(default_factory=list)  # (colour, point)
+    visits: np.ndarray | None = None  # float32 (n_moves, P + 1) soft policy targets
+    reject: str | None = None
+    setup_events: list[SetupEvent] = field(default_factory=list)  # setup after moves
+    comments: dict[int, str] = field(default_factory=dict)  # move index -> comment
+    properties: dict[str, str] = field(default_factory=dict)  # other root properties
+
+    @property
+    def ok(self) -> bool:
+        return self.reject is None
+
+    @property
+    def name(self) -> str:
+        return f"{self.source}#{self.index}"
+
+
+class RecordError(ValueError):
+    """A game that cannot become a record; the message is the reject reason."""
+
+
+# --- property conversions ------------------------------------------------------
+
+_NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d*)?|[-+]?[.,]\d+")
+
+
+def normalise_komi(text: str) -> float:
+    """Komi in points from a ``KM`` value (see the module docstring for the rule)."""
+    found = _NUMBER.search(text)
+    if not found:
+        return 0.0
+    komi = float(found.group().replace(",", "."))
+    if abs(komi) >= 100:
+        komi /= 100.0
+    if (komi * 4) % 2 == 1:  # x.25 or x.75: stones (zi), not points
+        komi *= 2
+    return komi
+
+
+_BARE_WINNER = re.compile(r"^\s*([BW])\s*(?:\+\s*0*(?:\.0*)?)?\s*$", re.IGNORECASE)
+
+
+def read_result(text: str | None) -> GameResult:
+    """``parse_result`` plus the bare-winner forms real files use (see module doc)."""
+    if text is not None:
+        bare = _BARE_WINNER.match(text)
+        if bare:
+            winner = BLACK if bare.group(1).upper() == "B" else WHITE
+            return GameResult(winner, "score", None)
+    return parse_result(text)
+
+
+def read_size(text: str) -> int:
+    parts = [p.strip() for p in text.split(":")]
+    try:
+        dims = [int(p) for p in parts]
+    except ValueError:
+        raise RecordError(f"bad board size {text!r}") from None
+    if len(dims) == 2 and dims[0] != dims[1]:
+        raise RecordError(f"rectangular board {dims[0]}x{dims[1]} unsupported")
+    if len(dims) not in (1, 2):
+        raise RecordError(f"bad board size {text!r}")
+    size = dims[0]
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise RecordError(f"board size {size} unsupported")
+    return size
+
+
+def read_point(value: bytes, size: int, what: str) -> int:
+    """A move or setup point; ``size*size`` for a pass (empty, or ``tt`` up to 19x19)."""
+    point = _COORDINATES[size].get(value.strip())
+    if point is None:
+        shown = value.decode("latin-1")
+        raise RecordError(f"{what}: bad point {shown!r} on a {size}x{size} board")
+    return point
+
+
+def _coordinates(size: int) -> dict[bytes, int]:
+    """SGF coordinate -> point for one board size, passes included."""
+    table = {bytes((97 + c, 97 + r)): r * size + c for r in range(size) for c in range(size)}
+    table[b""] = size * size
+    if size <= 19:
+        table[b"tt"] = size * size
+    return table
+
+
+_COORDINATES = {size: _coordinates(size) for size in range(MIN_SIZE, MAX_SIZE + 1)}
+
+
+def read_points(group: bytes, size: int, what: str) -> list[int]:
+    """Points of a setup property, expanding FF[4] rectangles ``aa:cc``."""
+    points = []
+    for raw in values(group):
+        raw = raw.strip()
+        if b":" in raw:
+            a, b = raw.split(b":", 1)
+            p, q = read_point(a, size, what), read_point(b, size, what)
+            if p == size * size or q == size * size:
+                raise RecordError(f"{what}: bad rectangle {raw.decode('latin-1')!r}")
+            r0, r1 = sorted((p // size, q // size))
+            c0, c1 = sorted((p % size, q % size))
+            points.extend(r * size + c for r in range(r0, r1 + 1) for c in range(c0, c1 + 1))
+        else:
+            p = read_point(raw, size, what)
+            if p == size * size:
+                raise RecordError(f"{what}: a pass is not a setup point")
+            points.append(p)
+    return points
+
+
+def _int(text: str) -> int:
+    found = re.search(r"-?\d+", text)
+    return int(found.group()) if found else 0
+
+
+# --- nodes -> record -------------------------------------------------------------
+
+_INFO = {b"KM", b"HA", b"RE", b"PB", b"PW", b"BR", b"WR", b"DT", b"RU"}
+_TEXT_FIELDS = {
+    b"PB": "black",
+    b"PW": "white",
+    b"BR": "black_rank",
+    b"WR": "white_rank",
+    b"DT": "date",
+}
+_SETUP = {b"AB": BLACK, b"AW": WHITE, b"AE": EMPTY}
+_SKIP_ROOT = {b"SZ", b"CA", b"FF", b"GM"} | _INFO | set(_SETUP)
+
+
+_COLOR = {b"B": BLACK, b"W": WHITE}
+
+
+def record_from_tokens(
+    tokens: list[Token],
+    source: str,
+    index: int,
+    *,
+    keep_comments: bool = False,
+    text: bytes = b"",
+) -> GameRecord:
+    """A record from the main-line tokens of one game (rejected, not raised, on errors).
+
+    ``text`` (the main line the tokens came from) only serves to say where a
+    syntax error is.
+    """
+    record = GameRecord(source, index)
+    try:
+        _fill(record, tokens, keep_comments, text)
+    except RecordError as exc:
+        record.reject = str(exc)
+    return record
+
+
+def _root(tokens: list[Token]) -> tuple[int, str | None]:
+    """Board size and charset: needed before any move or text is read."""
+    size, charset = 19, None
+    for color, _point, ident, group, semi, _paren, _junk in tokens[1:]:
+        if color or semi:
+            break
+        if ident and not ident.isupper():
+            ident = normalise_ident(ident)
+        if ident == b"SZ":
+            size = read_size(first_value(group).decode("latin-1"))
+        elif ident == b"CA":
+            charset = normalise_charset(first_value(group).decode("latin-1"))
+        elif ident == b"GM":
+            game = first_value(group).strip()
+            if game and game != b"1":
+                raise RecordError(f"not a Go record (GM[{game.decode('latin-1')}])")
+    return size, charset
+
+
+def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: bytes) -> None:
+    start = 0
+    while start < len(tokens) and tokens[start][5]:  # the opening "("
+        start += 1
+    if start == len(tokens) or not (tokens[start][0] or tokens[start][4]):
+        raise RecordError("syntax error: a game must start with a node")
+    size, charset = _root(tokens[start:])
+    record.size = size
+    coordinates = _COORDINATES[size]
+    info: dict[bytes, bytes] = {}
+    moves = record.moves
+    append = moves.append
+    setup: dict[int, int] = {}  # point -> colour, in order, before the first move
+    events = record.setup_events
+    node = -1
+    comment = None
+    for color, point, ident, group, semi, _paren, junk in tokens:
+        if color:  # a node with just a move
+            node += 1
+            if comment is not None:
+                _comment(record, comment, node - 1, charset, keep_comments)
+                comment = None
+            p = coordinates.get(point)
+            if p is None:
+                p = read_point(point, size, f"move {len(moves) + 1}")  # raises
+            append((_COLOR[color], p))
+        elif semi:
+            node += 1
+            if comment is not None:
+                _comment(record, comment, node - 1, charset, keep_comments)
+                comment = None
+        elif ident:
+            if not ident.isupper():
+                ident = normalise_ident(ident)
+            if ident == b"B" or ident == b"W":
+                p = read_point(first_value(group), size, f"move {len(moves) + 1}")
+                append((_COLOR[ident], p))
+            elif ident in _SETUP:
+                color = _SETUP[ident]
+                points = read_points(group, size, f"{ident.decode()} in node {node}")
+                if not moves:
+                    for q in points:
+                        setup.pop(q, None)  # re-insert: the latest edit wins, in order
+                        setup[q] = color
+                else:
+                    if not events or events[-1].before_move != len(moves):
+                        events.append(SetupEvent(len(moves)))
+                    _points_of(events[-1], color).extend(points)
+            elif ident == b"C":
+                comment = group
+            elif ident in _INFO:
+                info.setdefault(ident, group)
+            elif node == 0 and ident and ident not in _SKIP_ROOT:
+                record.properties.setdefault(ident.decode("ascii"), _text(group, charset))
+        elif junk:
+            # Read the game information anyway: a rejected record still says
+            # whose game it was.
+            error = syntax_error(tokens, text)
+            break
+    else:
+        error = None
+    if comment is not None:
+        _comment(record, comment, node, charset, keep_comments)
+    initial = SetupEvent(0, record.setup_black, record.setup_white, record.setup_empty)
+    for q, color in setup.items():
+        _points_of(initial, color).append(q)
+    for ident, attr in _TEXT_FIELDS.items():
+        if ident in info:
+            setattr(record, attr, _text(info[ident], charset).strip())
+    if b"RU" in info:
+        record.rules = _text(info[b"RU"], charset).strip() or None
+    if b"KM" in info:
+        record.komi = normalise_komi(first_value(info[b"KM"]).decode("latin-1"))
+    if b"HA" in info:
+        record.handicap = _int(first_value(info[b"HA"]).decode("latin-1"))
+    if b"RE" in info:
+        record.result = read_result(_text(info[b"RE"], charset))
+    if error:
+        raise RecordError(error)
+
+
+def _comment(record, group, node, charset, keep_comments) -> None:
+    """A node's comment: the root's is a property, a move's is kept on request.
+
+    Called when the node has been read, so the comment belongs to the node's
+    move (or, in a node without one, to the last move before it).
+    """
+    if node == 0:
+        record.properties["C"] = _text(group, charset)
+    elif keep_comments and record.moves:
+        record.comments[len(record.moves) - 1] = _text(group, charset)
+
+
+def _points_of(event: SetupEvent, color: int) -> list[int]:
+    return event.black if color == BLACK else event.white if color == WHITE else event.empty
+
+
+def _text(group: bytes, charset: str | None) -> str:
+    """A text property: all values, unescaped and decoded, joined by newlines."""
+    raw = values(group)
+    if len(raw) == 1:
+        return decode_text(unescape(raw[0]), charset)
+    return "\n".join(decode_text(unescape(v), charset) for v in raw)
+
+
+# --- bytes -> records ------------------------------------------------------------
+
+
+def record_from_game(
+    game: GameBytes, source: str, index: int, *, keep_comments: bool = False
+) -> GameRecord:
+    """Parse one game found by the splitter; problems become ``reject``."""
+    text = game.data[: game.main_end]
+    tokens = main_line_tokens(text, len(text))
+    record = record_from_tokens(tokens, source, index, keep_comments=keep_comments, text=text)
+    problem = game.problem
+    if problem and (record.reject is None or record.reject.startswith("syntax error")):
+        record.reject = problem
+    return record
+
+
+def parse_sgf_bytes(
+    data: bytes, source: str = "<bytes>", *, keep_comments: bool = False
+) -> list[GameRecord]:
+    """Every game in ``data`` (one game, a collection, or games back to back).
+
+    Data with no game at all gives one rejected record saying why, so that a
+    file is never silently lost.
+    """
+    games = split_games(data)
+    if not games:
+        return [GameRecord(source, 0, reject=no_game_reason(data))]
+    return [
+        record_from_game(g, source, i, keep_comments=keep_comments) for i, g in enumerate(games)
+    ]
+
+
+def no_game_reason(head: bytes) -> str:
+    if looks_binary(head):
+        return "binary data, not SGF"
+    if not head.strip():
+        return "empty file"
+    return "no SGF game found"
+
+
+def looks_binary(head: bytes) -> bool:
+    """Many control bytes (over 5%): no SGF text looks like that, random data does (11%).
+
+    A stray NUL in a name is no reason to drop a file, so one is not enough.
+    """
+    sample = head[:4096]
+    controls = len(sample) - len(sample.translate(None, _CONTROLS))
+    return controls > len(sample) // 20
+
+
+_CONTROLS = bytes(c for c in range(32) if c not in (9, 10, 13))
