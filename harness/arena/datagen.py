@@ -1,0 +1,127 @@
+"""``harness datagen``: games between two copies of a player, as an SGF archive.
+
+When a study has no archive, the harness makes its own training data: the
+UCT baseline or any GTP engine (GNU Go) plays itself from random openings.
+It is a tournament with one pairing repeated, so it reuses the tournament's
+scheduling, worker processes and resumable results file; the SGFs land in
+``OUT/games/`` where ``harness ingest OUT/games`` reads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.arena.tournament import (
+    GameRow,
+    GameTask,
+    append_result,
+    latest_rows,
+    play_all,
+    random_opening,
+    read_results,
+)
+from harness.config_io import ConfigError, from_mapping
+
+HELP = "generate training games: a player (uct:N, gnugo:N, ...) against itself, saved as SGF"
+
+
+@dataclass
+class DatagenConfig:
+    player: str = "uct:200"
+    games: int = 100
+    out: str = "datasets/generated"
+    board_size: int = 9
+    komi: float = 7.0
+    rules: str = "superko"
+    opening_moves: int = 4
+    max_moves: int | None = None
+    move_time: float | None = None
+    playouts: int | None = None
+    parallel: int = 1
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.games < 1:
+            raise ValueError("games must be at least 1")
+
+    @property
+    def games_dir(self) -> Path:
+        return Path(self.out) / "games"
+
+
+def datagen_tasks(config: DatagenConfig) -> list[GameTask]:
+    # The two colours get distinct names so that stateful players (GTP
+    # engines) are two processes, each following its own game.
+    return [
+        GameTask(
+            game_id=f"{k:06d}",
+            black=f"{config.player}#black",
+            white=f"{config.player}#white",
+            black_spec=config.player,
+            white_spec=config.player,
+            opening=random_opening(config.board_size, config.opening_moves, config.seed * 7919 + k),
+            seed=config.seed * 1_000_003 + k,
+        )
+        for k in range(config.games)
+    ]
+
+
+def generate(config: DatagenConfig, *, progress: bool = True) -> list[GameRow]:
+    """Play the missing games; returns every row (resumable like a tournament)."""
+    from tqdm import tqdm
+
+    config.games_dir.mkdir(parents=True, exist_ok=True)
+    done = {row.game_id for row in read_results(config.out)}
+    todo = [t for t in datagen_tasks(config) if t.game_id not in done]
+    bar = tqdm(
+        total=config.games,
+        initial=config.games - len(todo),
+        desc="datagen",
+        unit="game",
+        disable=not progress,
+    )
+    for row in play_all(todo, config):
+        append_result(config.out, row)
+        bar.update(1)
+    bar.close()
+    return latest_rows(read_results(config.out))
+
+
+_FLAGS = {
+    "out": ("-o", str),
+    "games": ("--games", int),
+    "board_size": ("--board-size", int),
+    "komi": ("--komi", float),
+    "rules": ("--rules", str),
+    "opening_moves": ("--opening-moves", int),
+    "max_moves": ("--max-moves", int),
+    "move_time": ("--move-time", float),
+    "playouts": ("--playouts", int),
+    "parallel": ("--parallel", int),
+    "seed": ("--seed", int),
+}
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("player", help="player spec, e.g. uct:200, gnugo:1, random")
+    for key, (flag, kind) in _FLAGS.items():
+        names = ["-o", "--out"] if flag == "-o" else [flag]
+        parser.add_argument(*names, dest=key, type=kind, default=None)
+    parser.add_argument("--no-progress", action="store_true")
+
+
+def run(args: argparse.Namespace) -> int:
+    values = {k: getattr(args, k) for k in _FLAGS if getattr(args, k) is not None}
+    try:
+        config = from_mapping(DatagenConfig, {"player": args.player, **values}, "command line")
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    rows = generate(config, progress=not args.no_progress)
+    errors = sum(1 for r in rows if r.error)
+    moves = sum(r.moves for r in rows if not r.error)
+    print(f"{len(rows)} games ({errors} errors, {moves} moves) in {config.games_dir}/")
+    return 0 if errors < len(rows) else 1

@@ -1,0 +1,358 @@
+"""Resumable round-robin tournaments between any players.
+
+Every finished game is appended at once to ``results.jsonl`` (one JSON object
+a line, flushed and fsynced) and its SGF saved, so a killed tournament loses
+at most the games in flight; rerunning the same command plays only the games
+whose ids are missing. Games run in worker processes; only the parent writes.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import multiprocessing
+import os
+import random
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from harness.arena.ratings import Outcome, bradley_terry
+from harness.arena.tables import colour_table, games_matrix, ranking_table, win_matrix, write_table
+from harness.game.geometry import BLACK, WHITE
+
+RESULTS_FILE = "results.jsonl"
+
+
+@dataclass
+class TournamentConfig:
+    """What to play. ``players`` are spec strings, optionally ``name=spec``."""
+
+    players: list[str]
+    out: str = "results/tournament"
+    board_size: int = 9
+    komi: float = 7.0
+    rules: str = "superko"
+    games_per_pair: int = 2
+    opening_moves: int = 0  # random opening moves, the same for both colour assignments
+    max_moves: int | None = None
+    move_time: float | None = None
+    playouts: int | None = None
+    parallel: int = 1
+    seed: int = 0
+    anchor: str | None = None
+    retry_errors: bool = False
+
+    def __post_init__(self) -> None:
+        if len(self.players) < 2:
+            raise ValueError("a tournament needs at least two players")
+        names = [name for name, _ in self.named_players()]
+        if len(set(names)) != len(names):
+            raise ValueError(f"player names must be unique, got {names}")
+        if self.games_per_pair < 1:
+            raise ValueError("games_per_pair must be at least 1")
+        if self.anchor is not None and self.anchor not in names:
+            raise ValueError(f"anchor {self.anchor!r} is not one of the players {names}")
+
+    def named_players(self) -> list[tuple[str, str]]:
+        """(display name, spec) for each player; the name defaults to the spec."""
+        out = []
+        for entry in self.players:
+            name, sep, spec = entry.partition("=")
+            if sep and name and ":" not in name and '"' not in name:
+                out.append((name.strip(), spec.strip()))
+            else:
+                out.append((entry.strip(), entry.strip()))
+        return out
+
+
+@dataclass(frozen=True)
+class GameTask:
+    game_id: str
+    black: str  # display names
+    white: str
+    black_spec: str
+    white_spec: str
+    opening: tuple[int, ...]
+    seed: int
+
+
+@dataclass
+class GameRow:
+    """One line of ``results.jsonl``."""
+
+    game_id: str
+    black: str
+    white: str
+    winner: str | None  # name of the winner, None for a draw or an error
+    score: float | None  # Black's score: 1, 0.5, 0; None for an error game
+    result: str  # SGF RE value
+    reason: str
+    moves: int
+    seconds: float
+    sgf: str | None = None
+    error: str | None = None
+    harness_score: float | None = None
+    engine_scores: dict[str, str] = field(default_factory=dict)
+
+
+def schedule(config: TournamentConfig) -> list[GameTask]:
+    """Every game of the round robin, colours alternated within each pair."""
+    players = config.named_players()
+    tasks = []
+    for i, (name_a, spec_a) in enumerate(players):
+        for j in range(i + 1, len(players)):
+            name_b, spec_b = players[j]
+            for k in range(config.games_per_pair):
+                pair_seed = config.seed * 1_000_003 + i * 1009 + j * 101 + k // 2
+                opening = random_opening(config.board_size, config.opening_moves, pair_seed)
+                a_black = k % 2 == 0
+                black, white = ((name_a, spec_a), (name_b, spec_b))[:: 1 if a_black else -1]
+                tasks.append(
+                    GameTask(
+                        game_id=f"{i:02d}-{j:02d}-{k:03d}",
+                        black=black[0],
+                        white=white[0],
+                        black_spec=black[1],
+                        white_spec=white[1],
+                        opening=opening,
+                        seed=pair_seed * 2 + k % 2,
+                    )
+                )
+    return tasks
+
+
+def random_opening(size: int, count: int, seed: int) -> tuple[int, ...]:
+    """``count`` random legal moves (no pass), reproducible from the seed."""
+    if count <= 0:
+        return ()
+    from harness.game.position import Game
+
+    game = Game(size, 0.0)
+    rng = random.Random(seed)
+    moves = []
+    for _ in range(count):
+        legal = [p for p in range(size * size) if game.is_legal(p)]
+        move = rng.choice(legal)
+        game.play(move)
+        moves.append(move)
+    return tuple(moves)
+
+
+def read_results(out: str | Path) -> list[GameRow]:
+    """Rows already on disk; a torn last line (killed mid-write) is ignored."""
+    path = Path(out) / RESULTS_FILE
+    rows = []
+    if not path.exists():
+        return rows
+    for line in path.read_text().splitlines():
+        try:
+            rows.append(GameRow(**json.loads(line)))
+        except (json.JSONDecodeError, TypeError):
+            continue
+    return rows
+
+
+def append_result(out: str | Path, row: GameRow) -> None:
+    path = Path(out) / RESULTS_FILE
+    with open(path, "a+b") as f:
+        # A run killed mid-write leaves a torn last line: end it so that it
+        # stays one unreadable line instead of swallowing this row.
+        torn = False
+        if f.seek(0, os.SEEK_END) > 0:
+            f.seek(-1, os.SEEK_END)
+            torn = f.read(1) != b"\n"
+        f.write((("\n" if torn else "") + json.dumps(asdict(row)) + "\n").encode())
+        f.flush()
+        os.fsync(f.fileno())
+
+
+# --- worker side ----------------------------------------------------------
+_PLAYERS: dict[str, object] = {}
+
+
+def _player(spec: str, name: str):
+    """Players are built once per worker process and reused across games."""
+    from harness.players.spec import make_player
+
+    if name not in _PLAYERS:
+        _PLAYERS[name] = make_player(spec, name=name)
+    return _PLAYERS[name]
+
+
+def play_task(task: GameTask, config: TournamentConfig) -> GameRow:
+    """Play one scheduled game; any failure becomes an error row, never an exception."""
+    from harness.arena.referee import play_game
+
+    sgf = Path(config.out) / "games" / f"{task.game_id}.sgf"
+    try:
+        black = _player(task.black_spec, task.black)
+        white = _player(task.white_spec, task.white)
+        played = play_game(
+            black,
+            white,
+            size=config.board_size,
+            komi=config.komi,
+            rules=config.rules,
+            max_moves=config.max_moves,
+            seed=task.seed,
+            sgf_path=sgf,
+            move_time=config.move_time,
+            playouts=config.playouts,
+            opening=task.opening,
+        )
+    except Exception as exc:  # an engine that cannot even start
+        for name in (task.black, task.white):  # rebuilt (restarted) for the next game
+            if name in _PLAYERS:
+                _close_quietly(_PLAYERS.pop(name))
+        return GameRow(
+            task.game_id,
+            task.black,
+            task.white,
+            None,
+            None,
+            "?",
+            "error",
+            0,
+            0.0,
+            error=f"{type(exc).__name__}: {exc}".splitlines()[0],
+        )
+    result = played.result
+    if result.kind == "forfeit" and "failed" in played.reason:
+        error = played.reason  # crash or timeout: not a chess-clock loss, an error game
+    else:
+        error = None
+    score = None if error else {BLACK: 1.0, WHITE: 0.0}.get(result.winner, 0.5)
+    winner = {BLACK: task.black, WHITE: task.white}.get(result.winner) if not error else None
+    return GameRow(
+        game_id=task.game_id,
+        black=task.black,
+        white=task.white,
+        winner=winner,
+        score=score,
+        result=result.to_sgf(),
+        reason=played.reason,
+        moves=len(played.moves),
+        seconds=round(played.seconds, 3),
+        sgf=str(sgf.relative_to(config.out)),
+        error=error,
+        harness_score=played.harness_score,
+        engine_scores=played.engine_scores,
+    )
+
+
+def _close_quietly(player) -> None:
+    try:
+        player.close()
+    except Exception:
+        pass
+
+
+# --- parent side ----------------------------------------------------------
+def pending(config: TournamentConfig) -> list[GameTask]:
+    done = {
+        row.game_id
+        for row in read_results(config.out)
+        if row.error is None or not config.retry_errors
+    }
+    return [t for t in schedule(config) if t.game_id not in done]
+
+
+def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[GameRow]:
+    """Play every missing game, then write the tables. Returns all rows."""
+    out = Path(config.out)
+    (out / "games").mkdir(parents=True, exist_ok=True)
+    (out / "config.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
+    todo = pending(config)
+    total = len(schedule(config))
+    bar = tqdm(
+        total=total, initial=total - len(todo), desc="games", unit="game", disable=not progress
+    )
+    points = {name: 0.0 for name, _ in config.named_players()}
+    for outcome in outcomes_of(latest_rows(read_results(out))):
+        _add_points(points, outcome)
+    for row in play_all(todo, config):
+        append_result(out, row)
+        for outcome in outcomes_of([row]):
+            _add_points(points, outcome)
+        bar.update(1)
+        leaders = sorted(points.items(), key=lambda kv: -kv[1])[:3]
+        bar.set_postfix_str(" ".join(f"{name}:{pts:g}" for name, pts in leaders))
+    bar.close()
+    rows = latest_rows(read_results(out))
+    write_tournament_tables(config, rows)
+    return rows
+
+
+def play_all(tasks: Sequence[GameTask], config: TournamentConfig) -> Iterator[GameRow]:
+    if config.parallel <= 1 or len(tasks) <= 1:
+        try:
+            for task in tasks:
+                yield play_task(task, config)
+        finally:
+            for player in _PLAYERS.values():
+                _close_quietly(player)
+            _PLAYERS.clear()
+        return
+    # Spawned workers: TensorFlow and GTP subprocesses do not survive fork well.
+    context = multiprocessing.get_context("spawn")
+    with cf.ProcessPoolExecutor(config.parallel, mp_context=context) as pool:
+        futures = {pool.submit(play_task, task, config): task for task in tasks}
+        for future in cf.as_completed(futures):
+            task = futures[future]
+            try:
+                yield future.result()
+            except Exception as exc:  # a worker died: record, never count twice
+                yield GameRow(
+                    task.game_id,
+                    task.black,
+                    task.white,
+                    None,
+                    None,
+                    "?",
+                    "error",
+                    0,
+                    0.0,
+                    error=f"worker failed: {type(exc).__name__}: {exc}",
+                )
+
+
+def latest_rows(rows: Sequence[GameRow]) -> list[GameRow]:
+    """One row per game id (a retried error game keeps its newest row)."""
+    by_id = {row.game_id: row for row in rows}
+    return [by_id[k] for k in sorted(by_id)]
+
+
+def outcomes_of(rows: Sequence[GameRow]) -> list[Outcome]:
+    return [
+        Outcome(r.black, r.white, r.score) for r in rows if r.error is None and r.score is not None
+    ]
+
+
+def _add_points(points: dict[str, float], outcome: Outcome) -> None:
+    points[outcome.black] += outcome.score
+    points[outcome.white] += 1 - outcome.score
+
+
+def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -> dict[str, object]:
+    """Ranking, win matrix, games matrix and colour table as CSV/MD/HTML, plus plots."""
+    from harness.report.tournament_plots import plot_elo, plot_win_matrix
+
+    out = Path(config.out)
+    names = [name for name, _ in config.named_players()]
+    outcomes = outcomes_of(rows)
+    errors = sum(1 for r in rows if r.error is not None)
+    ratings = bradley_terry(outcomes, names, anchor=config.anchor)
+    ranking = ranking_table(outcomes, names, ratings)
+    wins = win_matrix(outcomes, names)
+    write_table(ranking, out / "ranking")
+    write_table(wins, out / "win_matrix", index=True)
+    write_table(games_matrix(outcomes, names), out / "games_matrix", index=True)
+    write_table(colour_table(outcomes, names), out / "colours")
+    plot_elo(ranking, out / "elo.png")
+    plot_win_matrix(wins, out / "win_matrix.png")
+    summary = {"games": len(rows), "rated_games": len(outcomes), "error_games": errors}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return {"ranking": ranking, "win_matrix": wins, **summary}

@@ -1,0 +1,85 @@
+"""Round robins: colours alternate, openings repeat across colours, reruns resume."""
+
+import json
+
+import pytest
+
+from harness.arena.tournament import (
+    RESULTS_FILE,
+    TournamentConfig,
+    read_results,
+    run_tournament,
+    schedule,
+)
+from harness.config_io import ConfigError
+
+
+def small(tmp_path, **kw):
+    values = dict(players=["random", "uct=uct:40"], out=str(tmp_path / "t"), board_size=7,
+                  komi=7.5, games_per_pair=4, opening_moves=2, seed=3)
+    values.update(kw)
+    return TournamentConfig(**values)
+
+
+def test_schedule_alternates_colours_and_shares_openings_between_colours(tmp_path):
+    config = small(tmp_path, players=["a=random", "b=random", "c=random"])
+    tasks = schedule(config)
+    assert len(tasks) == 3 * 4
+    ab = [t for t in tasks if {t.black, t.white} == {"a", "b"}]
+    assert [t.black for t in ab] == ["a", "b", "a", "b"]
+    assert ab[0].opening == ab[1].opening != ab[2].opening == ab[3].opening
+    assert len({t.game_id for t in tasks}) == len(tasks)
+
+
+def test_bad_configs_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="at least two players"):
+        TournamentConfig(players=["random"])
+    with pytest.raises(ValueError, match="unique"):
+        TournamentConfig(players=["random", "random"])
+    with pytest.raises(ValueError, match="anchor"):
+        TournamentConfig(players=["random", "uct:10"], anchor="gnugo")
+
+
+def test_tournament_plays_every_game_once_and_resumes(tmp_path):
+    config = small(tmp_path)
+    rows = run_tournament(config, progress=False)
+    assert len(rows) == 4 and all(r.error is None for r in rows)
+    out = tmp_path / "t"
+    assert len(list((out / "games").glob("*.sgf"))) == 4
+    for name in ("ranking.csv", "ranking.md", "ranking.html", "win_matrix.csv", "elo.png"):
+        assert (out / name).exists(), name
+    # UCT beats random on 7x7.
+    assert sum(r.winner == "uct" for r in rows) >= 3
+
+    # A killed run: drop the last two results (one torn line), rerun, get 4 again.
+    lines = (out / RESULTS_FILE).read_text().splitlines()
+    (out / RESULTS_FILE).write_text("\n".join(lines[:2]) + "\n" + lines[2][:20])
+    rerun = run_tournament(config, progress=False)
+    assert sorted(r.game_id for r in rerun) == sorted(r.game_id for r in rows)
+    ids = [json.loads(line)["game_id"] for line in (out / RESULTS_FILE).read_text().splitlines()
+           if line.startswith("{") and line.endswith("}")]
+    assert len(ids) == 4 and len(set(ids)) == 4
+    assert (out / RESULTS_FILE).read_text().count("\n\n") == 0  # no blank lines either
+
+
+def test_an_engine_that_cannot_start_is_an_error_game_excluded_from_ratings(tmp_path):
+    config = small(tmp_path, players=["random", 'broken=gtp:"/nonexistent/engine --gtp"'],
+                   games_per_pair=2, opening_moves=0)
+    rows = run_tournament(config, progress=False)
+    assert len(rows) == 2
+    assert all(r.error for r in rows)
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert summary == {"games": 2, "rated_games": 0, "error_games": 2}
+    assert len(read_results(config.out)) == 2
+
+
+def test_command_line_config_errors_are_one_line(tmp_path):
+    from harness.arena.command import add_arguments, config_from_args
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    toml = tmp_path / "t.toml"
+    toml.write_text('[tournament]\nplayers = ["random", "uct:10"]\ngames_per_pair = "two"\n')
+    with pytest.raises(ConfigError, match="games_per_pair must be int"):
+        config_from_args(parser.parse_args(["--config", str(toml)]))
