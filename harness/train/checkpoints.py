@@ -1,0 +1,59 @@
+"""Loading checkpoints with every custom object registered, and checking their shape.
+
+The zoo's ``load_model`` registers its custom layers and loads with
+``safe_mode=True``; importing this module's Keras schedule registers the
+learning-rate schedule saved inside every training checkpoint's optimizer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.train.config import ConfigError
+
+
+def load_checkpoint(path: str | Path, *, compile: bool = True):
+    """A ``.keras`` checkpoint; compiled (optimizer state included) for resuming.
+
+    Uncompiled loads go through the zoo's ``load_model``; compiled ones need
+    Keras' own loader, with the zoo's layers and our schedule registered.
+    """
+    from harness.nets import ModelFileError, load_model
+
+    path = Path(path)
+    try:
+        model = load_model(path)  # checks the file, one line on failure
+    except ModelFileError as e:
+        raise ConfigError(str(e)) from None
+    if not compile:
+        return model
+    import keras
+
+    import harness.train._keras_schedule  # noqa: F401  (registers HarnessSchedule)
+
+    try:
+        compiled = keras.models.load_model(path, safe_mode=True, compile=True)
+    except Exception as e:
+        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise ConfigError(f"{path}: cannot restore the training state ({first[:200]})") from None
+    compiled.value_loss = model.value_loss
+    return compiled
+
+
+def input_shape(model) -> tuple[int, int, int]:
+    """(board rows, board cols, planes) of a channels-last model."""
+    shape = tuple(model.inputs[0].shape[1:])
+    if len(shape) != 3:
+        raise ConfigError(f"model input has shape {shape}, expected (B, B, planes)")
+    return shape  # type: ignore[return-value]
+
+
+def check_compatible(model, board_size: int, planes: int, encoder: str, what: str) -> None:
+    """One line naming the mismatch between a model's input and a dataset's encoding."""
+    rows, cols, channels = input_shape(model)
+    if (rows, cols) != (board_size, board_size):
+        raise ConfigError(f"{what}: model is for a {rows}x{cols} board, "
+                          f"dataset is {board_size}x{board_size}")
+    if channels != planes:
+        raise ConfigError(f"{what}: model takes {channels} input planes, "
+                          f"encoder {encoder} gives {planes}")

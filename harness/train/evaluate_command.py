@@ -1,0 +1,112 @@
+"""``harness evaluate MODEL --data FILE --split val``: the training metrics for any checkpoint."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+HELP = "policy accuracy, value MSE and losses of a checkpoint on a dataset split"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("model", help=".keras checkpoint (e.g. models/RUN/best.keras)")
+    parser.add_argument("--data", required=True, help="positions file made by harness ingest")
+    parser.add_argument("--split", default="val", help="train, val or test (default val)")
+    parser.add_argument("--encoder", default="",
+                        help="input encoder (default: the run's, else the dataset's)")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--max-samples", type=int, default=0, help="0: the whole split")
+    parser.add_argument("--out", help="output stem for .json/.csv (default: next to the model)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def default_stem(model: Path, data: Path, split: str) -> Path:
+    return model.with_name(f"{model.stem}.eval.{data.stem}.{split}")
+
+
+def run_config_for(model: Path):
+    """The training config of the run a checkpoint belongs to, if it is in one."""
+    from harness.train.config import ConfigError, read_config
+
+    try:
+        return read_config(model.parent / "config.json")
+    except ConfigError:
+        return None
+
+
+def evaluate_checkpoint(model_path: str | Path, data: str | Path, split: str, *,
+                        encoder: str = "", batch_size: int = 256, max_samples: int = 0,
+                        progress: bool = False) -> dict[str, float | str | int]:
+    """Load, check against the dataset, evaluate. Raises ConfigError (one line)."""
+    from harness.train.checkpoints import check_compatible, load_checkpoint
+    from harness.train.config import ConfigError
+    from harness.train.dataset_source import open_split, read_dataset_meta
+    from harness.train.evaluation import evaluate_model, model_value_loss
+    from harness.train.preflight import check_encoder
+
+    model_path, data = Path(model_path), Path(data)
+    if not model_path.exists():
+        raise ConfigError(f"{model_path}: model file not found")
+    meta = read_dataset_meta(data)
+    if split not in meta.splits:
+        raise ConfigError(f"{data}: unknown split {split!r} (has {', '.join(meta.splits)})")
+    if not meta.splits[split]:
+        raise ConfigError(f"{data}: split {split!r} has no positions")
+    run_config = run_config_for(model_path)
+    enc = check_encoder(encoder or (run_config.encoder if run_config else "") or meta.encoder)
+    model = load_checkpoint(model_path, compile=False)
+    check_compatible(model, meta.board_size, enc.planes, enc.name, str(model_path))
+    value_loss = model_value_loss(model)
+    weights = {"policy": 1.0, "value": 1.0}
+    if run_config is not None:
+        weights.update(run_config.loss_weights)
+    source = open_split(data, split, enc.name)
+    try:
+        metrics = evaluate_model(model, source, value_loss=value_loss, loss_weights=weights,
+                                 batch_size=batch_size, max_samples=max_samples,
+                                 progress=progress)
+    finally:
+        source.close()
+    return {"model": str(model_path), "data": str(data), "split": split, "encoder": enc.name,
+            "value_head": value_loss, **metrics}
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.bench.table import format_table
+    from harness.train.config import ConfigError
+
+    try:
+        result = evaluate_checkpoint(args.model, args.data, args.split, encoder=args.encoder,
+                                     batch_size=args.batch_size, max_samples=args.max_samples,
+                                     progress=not args.quiet)
+    except ConfigError as e:
+        print(f"harness evaluate: {e}", file=sys.stderr)
+        return 2
+    stem = Path(args.out) if args.out else default_stem(Path(args.model), Path(args.data),
+                                                         args.split)
+    save_result(result, stem)
+    print(format_table(["metric", "value"], [[k, v] for k, v in result.items()]))
+    print(f"wrote {stem}.json and {stem}.csv")
+    return 0
+
+
+def save_result(result: dict, stem: Path) -> None:
+    """``stem.json`` and a one-row ``stem.csv``, each written atomically."""
+    import csv
+    import io
+
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    json_path, csv_path = Path(f"{stem}.json"), Path(f"{stem}.csv")
+    tmp = json_path.with_name(f".{json_path.name}.tmp")
+    tmp.write_text(json.dumps(result, indent=2) + "\n")
+    os.replace(tmp, json_path)
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(result))
+    writer.writeheader()
+    writer.writerow(result)
+    tmp = csv_path.with_name(f".{csv_path.name}.tmp")
+    tmp.write_text(buf.getvalue())
+    os.replace(tmp, csv_path)

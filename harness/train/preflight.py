@@ -1,0 +1,159 @@
+"""Everything checked before a run starts, each failure one line naming the problem.
+
+Order: config keys and values (in :mod:`harness.train.config`), model name,
+dataset file, encoder, then model/dataset agreement (board size and input
+planes of any checkpoint the run starts from). Nothing here trains, writes a
+run directory or imports TensorFlow, so a bad config costs well under a second.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from harness.train.config import ConfigError, TrainConfig, load_config, read_toml
+from harness.train.run_dir import RunDir
+
+
+def resolve_config(path: str | Path | None, overrides: dict[str, Any], *,
+                   resume: bool) -> TrainConfig:
+    """The config of a new run, or the saved one of a run to resume.
+
+    On resume the saved config is authoritative (its schedule is inside the
+    checkpointed optimizer); a flag or file that contradicts it is an error,
+    not silently ignored.
+    """
+    if not resume:
+        config = load_config(path, overrides)
+        return config if config.run else config.replace(run=config.model)
+    given = {**(read_toml(path) if path is not None else {}),
+             **{k: v for k, v in overrides.items() if v is not None}}
+    run = given.get("run") or given.get("model")
+    if not run:
+        raise ConfigError("--resume needs the run: give --run NAME (or the config that made it)")
+    run_dir = RunDir(Path(given.get("runs_dir") or TrainConfig.runs_dir) / run)
+    saved = run_dir.read_config()
+    for key, value in given.items():
+        if key in ("run", "runs_dir") or (key, value) in _UNRESOLVED:
+            continue
+        saved_value = saved.to_dict().get(key)
+        if key == "loss_weights" and isinstance(value, dict):
+            saved_value = {h: saved_value.get(h) for h in value}
+        if _normal(value) != _normal(saved_value):
+            raise ConfigError(f"{run_dir.path}: {key} was {saved_value!r} for this run, "
+                              f"cannot change it to {value!r} on resume")
+    return saved
+
+
+# Values a new run resolves at start (saved resolved), so they match anything on resume.
+_UNRESOLVED = {("encoder", ""), ("value_loss", "auto")}
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        return [_normal(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _normal(v) for k, v in value.items()}
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def check_model_name(name: str):
+    from harness.nets.names import parse_model_name
+
+    try:
+        return parse_model_name(name)
+    except ValueError as e:
+        message = str(e)
+        raise ConfigError(message if name in message else f"unknown model {name!r}: {message}") \
+            from None
+
+
+def check_encoder(name: str):
+    from harness.features import get_encoder
+
+    try:
+        return get_encoder(name)
+    except (KeyError, ValueError) as e:
+        raise ConfigError(f"unknown encoder {name!r} ({e})") from None
+
+
+def resolve_against_world(config: TrainConfig) -> tuple[TrainConfig, Any]:
+    """Model name, dataset, encoder, conventions checked; the config with defaults filled in.
+
+    Returns the frozen config (encoder, value convention and loss weights
+    made explicit) and the dataset's metadata.
+    """
+    from harness.train.dataset_source import read_dataset_meta
+
+    spec = check_model_name(config.model)
+    meta = read_dataset_meta(config.data)  # missing / unreadable file: one line
+    for split in filter(None, (config.train_split, config.val_split)):
+        if split not in meta.splits:
+            raise ConfigError(f"{config.data}: unknown split {split!r} "
+                              f"(has {', '.join(meta.splits)})")
+    if meta.splits.get(config.train_split, 0) == 0:
+        raise ConfigError(f"{config.data}: split {config.train_split!r} has no positions")
+    encoder = check_encoder(config.encoder or meta.encoder)
+    value_loss = spec.value_loss if config.value_loss == "auto" else config.value_loss
+    if config.init:
+        from harness.train.checkpoints import check_compatible, load_checkpoint
+
+        start = load_checkpoint(config.init, compile=False)
+        check_compatible(start, meta.board_size, encoder.planes, encoder.name, config.init)
+        value_loss = start.value_loss if config.value_loss == "auto" else value_loss
+    heads = tuple(h for h in config.heads if h not in ("policy", "value"))
+    aux = tuple(h for h in spec.heads if h not in ("policy", "value")) + heads
+    weights = {"policy": 1.0, "value": float(spec.value_weight),
+               **{h: 1.0 for h in aux}, **config.loss_weights}
+    resolved = config.replace(encoder=encoder.name, value_loss=value_loss, loss_weights=weights)
+    return resolved, meta
+
+
+def make_plan(config: TrainConfig, *, resume: bool):
+    """A :class:`harness.train.trainer.TrainingPlan` for the config; raises ConfigError."""
+    from harness.train.dataset_source import open_split
+    from harness.train.trainer import TrainingPlan
+
+    if resume:
+        meta = None
+        from harness.train.dataset_source import read_dataset_meta
+
+        check_model_name(config.model)
+        meta = read_dataset_meta(config.data)
+        check_encoder(config.encoder)
+    else:
+        if RunDir(config.run_dir).exists():
+            raise ConfigError(f"{config.run_dir}: run already exists "
+                              "(use --resume, or another --run)")
+        config, meta = resolve_against_world(config)
+    encoder = check_encoder(config.encoder)
+    board_size = meta.board_size
+
+    def build_model():
+        from harness.nets import build_model as zoo_build
+
+        if config.init:
+            from harness.train.checkpoints import load_checkpoint
+
+            return load_checkpoint(config.init, compile=False)
+        return zoo_build(config.model, board_size, encoder.planes,
+                         heads=_heads(config), value_loss=config.value_loss, seed=config.seed)
+
+    def load_model(path: Path):
+        from harness.train.checkpoints import check_compatible, load_checkpoint
+
+        model = load_checkpoint(path)
+        check_compatible(model, board_size, encoder.planes, encoder.name, str(path))
+        return model
+
+    train = open_split(config.data, config.train_split, encoder.name, config.seed)
+    val = (open_split(config.data, config.val_split, encoder.name)
+           if config.val_split and meta.splits.get(config.val_split) else None)
+    return TrainingPlan(config, train, val, build_model, load_model)
+
+
+def _heads(config: TrainConfig) -> tuple[str, ...] | None:
+    extra = tuple(h for h in config.heads if h not in ("policy", "value"))
+    return ("policy", "value", *extra) if extra else None

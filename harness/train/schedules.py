@@ -1,0 +1,66 @@
+"""Learning-rate schedules as pure functions of the optimizer step.
+
+The schedule is a function of the optimizer's own iteration counter, never of
+a Python-side epoch counter, so a resumed run (whose optimizer state is
+restored from the checkpoint) continues on exactly the same curve as an
+uninterrupted one.
+
+Cyclical schedule (Mattisson thesis, section 3.1): a cosine envelope ``r(i)``
+from the initial rate to the target rate over the whole run, times
+``1 + (1 - i/T) sin^2(pi i / f)``, so the rate oscillates between ``r(i)`` and
+up to ``2 r(i)`` with period ``f`` and the oscillation dies out at the end. The
+envelope as printed in the thesis, ``g0 + (g0 - gT)/2 (1 + cos(pi i/T))``,
+starts at ``2 g0 - gT`` and ends at ``g0``, which contradicts the text calling
+``gT`` the target rate; we use ``gT + (g0 - gT)/2 (1 + cos(pi i/T))``, which
+starts at ``g0`` and ends at ``gT`` as the text describes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+SCHEDULES = ("constant", "step", "cosine", "cyclical")
+
+
+@dataclass(frozen=True)
+class ScheduleSpec:
+    """Everything a schedule needs, in optimizer steps."""
+
+    kind: str
+    initial: float
+    final: float = 0.0
+    total_steps: int = 1
+    step_every: int = 1  # "step": decay interval
+    step_factor: float = 0.1  # "step": multiplier per interval
+    period: int = 1  # "cyclical": oscillation period f
+
+    def __post_init__(self) -> None:
+        if self.kind not in SCHEDULES:
+            choices = ", ".join(SCHEDULES)
+            raise ValueError(f"unknown lr schedule {self.kind!r} (choose from {choices})")
+
+
+def learning_rate(spec: ScheduleSpec, step: float) -> float:
+    """The learning rate used for optimizer step ``step`` (0-based)."""
+    i = min(max(float(step), 0.0), float(spec.total_steps))
+    t = max(spec.total_steps, 1)
+    if spec.kind == "constant":
+        return spec.initial
+    if spec.kind == "step":
+        return spec.initial * spec.step_factor ** math.floor(i / max(spec.step_every, 1))
+    envelope = spec.final + 0.5 * (spec.initial - spec.final) * (1.0 + math.cos(math.pi * i / t))
+    if spec.kind == "cosine":
+        return envelope
+    wave = math.sin(math.pi * i / max(spec.period, 1)) ** 2
+    return envelope * (1.0 + (1.0 - i / t) * wave)
+
+
+def keras_schedule(spec: ScheduleSpec):
+    """A serialisable Keras ``LearningRateSchedule`` computing :func:`learning_rate`.
+
+    Imported lazily so that this module stays importable without TensorFlow.
+    """
+    from harness.train._keras_schedule import HarnessSchedule
+
+    return HarnessSchedule(**spec.__dict__)

@@ -1,0 +1,350 @@
+"""The supervised training loop: epochs of N samples, checkpoints, resume, Ctrl-C.
+
+The loop is explicit (``train_on_batch``) rather than ``fit`` because the two
+hard requirements are about *steps*: a resumed run must continue the
+optimizer's iteration counter and see the same batches an uninterrupted run
+would, and Ctrl-C must finish the current step, checkpoint and stop.
+"""
+
+from __future__ import annotations
+
+import math
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from harness.train.config import ConfigError, TrainConfig
+from harness.train.evaluation import evaluate_model, model_value_loss
+from harness.train.run_dir import RunDir, RunState
+from harness.train.schedules import keras_schedule, learning_rate
+from harness.train.sources import BatchSource, epoch_batches, to_head_targets
+
+EXIT_INTERRUPTED = 130
+DECAY_EXCLUDED = ("bias", "gamma", "beta", "moving_mean", "moving_variance")
+
+
+@dataclass
+class TrainingPlan:
+    """A checked config plus what it resolved to; see :mod:`harness.train.preflight`."""
+
+    config: TrainConfig
+    train: BatchSource
+    val: BatchSource | None
+    build_model: Callable[[], object]  # a fresh, uncompiled keras.Model
+    load_model: Callable[[Path], object]  # a compiled checkpoint, optimizer included
+
+
+@dataclass
+class TrainResult:
+    exit_code: int
+    epochs_done: int
+    step: int
+    run_dir: Path
+    message: str = ""
+
+
+class _StopFlag:
+    """First SIGINT: stop after the current step. Second: stop now."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._previous = None
+
+    def __enter__(self) -> _StopFlag:
+        try:
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        except ValueError:  # not the main thread: no handler, plain KeyboardInterrupt
+            self._previous = None
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+        print("\ninterrupt: finishing the current step, then checkpointing "
+              "(Ctrl-C again to abort)", file=sys.stderr)
+
+    def __exit__(self, *exc) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+
+
+def make_optimizer(config: TrainConfig):
+    import keras
+
+    schedule = keras_schedule(config.schedule())
+    wd = config.weight_decay or None
+    if config.optimizer == "adam":
+        cls = keras.optimizers.AdamW if wd else keras.optimizers.Adam
+        opt = cls(learning_rate=schedule, weight_decay=wd) if wd else cls(learning_rate=schedule)
+    else:
+        opt = keras.optimizers.SGD(learning_rate=schedule, momentum=config.momentum,
+                                   nesterov=config.nesterov, weight_decay=wd)
+    _exclude_from_decay(opt)
+    return opt
+
+
+def _exclude_from_decay(optimizer) -> None:
+    # Not saved with the optimizer, so applied again after every load.
+    if getattr(optimizer, "weight_decay", None):
+        optimizer.exclude_from_weight_decay(var_names=list(DECAY_EXCLUDED))
+
+
+def compile_model(model, config: TrainConfig, value_loss: str, soft_policy: bool) -> None:
+    import keras
+
+    policy_loss = (keras.losses.CategoricalCrossentropy(from_logits=True) if soft_policy
+                   else keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    value = (keras.losses.BinaryCrossentropy() if value_loss == "bce"
+             else keras.losses.MeanSquaredError())
+    losses = {"policy": policy_loss, "value": value}
+    names = set(model.output_names)
+    for head in ("ownership", "score"):
+        if head in names:
+            losses[head] = keras.losses.MeanSquaredError()
+    weights = {h: float(config.loss_weights.get(h, 1.0 if h in ("policy", "value") else 0.0))
+               for h in losses}
+    model.compile(optimizer=make_optimizer(config), loss=losses, loss_weights=weights)
+
+
+def _fill_missing_heads(model, batch):
+    """Zero targets with zero weight for heads the data has no targets for.
+
+    Keras needs a target per output; a multi-head zoo model (ownership, score)
+    trained on game records then learns policy and value only.
+    """
+    x, targets, weights = batch
+    missing = [name for name in model.output_names if name not in targets]
+    if not missing:
+        return batch
+    n = len(x)
+    if not isinstance(weights, dict):
+        base = np.ones(n, np.float32) if weights is None else np.asarray(weights, np.float32)
+        weights = {name: base for name in targets}
+    targets, weights = dict(targets), dict(weights)
+    for name in missing:
+        shape = tuple(model.get_layer(name).output.shape[1:])
+        targets[name] = np.zeros((n, *shape), np.float32)
+        weights[name] = np.zeros(n, np.float32)
+    return x, targets, weights
+
+
+def _signed_value_loss(config: TrainConfig, model) -> str:
+    own = model_value_loss(model)
+    if config.value_loss not in ("auto", own):
+        raise ConfigError(f"value_loss {config.value_loss!r} does not match the model's value head "
+                          f"({own}: {'sigmoid' if own == 'bce' else 'tanh'})")
+    return own
+
+
+def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
+          log: Callable[[str], None] = print) -> TrainResult:
+    """Run (or continue) the plan's training run to its last epoch."""
+    config = plan.config
+    run = RunDir(config.run_dir)
+    if resume:
+        state = run.read_state()
+    else:
+        if run.exists():
+            raise ConfigError(f"{run.path}: run already exists (use --resume, or another --run)")
+        state = None
+    peek = plan.train.batches(config.batch_size, seed=config.seed, augment=True)
+    soft_policy = np.asarray(next(iter(peek))[1]["policy"]).ndim == 2  # indices or visits
+    getattr(peek, "close", lambda: None)()
+
+    if state is None:
+        model = plan.build_model()
+        value_loss = _signed_value_loss(config, model)
+        compile_model(model, config, value_loss, soft_policy)
+        run.create(config)
+        state = RunState()
+        log(f"run {run.path}: {config.epochs} epochs x {config.epoch_samples:,} samples, "
+            f"{config.steps_per_epoch:,} steps per epoch")
+    else:
+        checkpoint = state.partial.get("checkpoint") or state.checkpoint
+        if not checkpoint:
+            model = plan.build_model()
+            value_loss = _signed_value_loss(config, model)
+            compile_model(model, config, value_loss, soft_policy)
+        else:
+            model = plan.load_model(run.path / checkpoint)
+            _exclude_from_decay(model.optimizer)
+            value_loss = _signed_value_loss(config, model)
+        step = int(model.optimizer.iterations) if checkpoint else 0
+        expected = state.partial.get("step", state.step)
+        if step != expected:
+            raise ConfigError(f"{run.path}: checkpoint {checkpoint} is at step {step}, "
+                              f"state says {expected}")
+        log(f"resuming {run.path} after epoch {state.epochs_done}, step {step:,}")
+
+    rows = run.read_metrics(upto_epoch=state.epochs_done)
+    writer = _tensorboard(run, config)
+    with _StopFlag() as stop:
+        for epoch in range(state.epochs_done + 1, config.epochs + 1):
+            outcome = _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
+                                   writer)
+            if isinstance(outcome, str):
+                log(outcome)
+                return TrainResult(EXIT_INTERRUPTED, state.epochs_done,
+                                   int(model.optimizer.iterations), run.path, outcome)
+            row = _finish_epoch(plan, model, run, state, epoch, outcome, value_loss, progress,
+                                writer)
+            rows.append(row)
+            run.write_metrics(rows)
+            run.write_state(state)
+            if writer is not None:
+                _scalars(writer, "epoch", state.step,
+                         {k: v for k, v in row.items() if k not in ("epoch", "step")})
+            log(_epoch_line(row))
+            if stop.requested and epoch < config.epochs:  # Ctrl-C during validation
+                message = (f"interrupted after epoch {epoch}; checkpoint {state.checkpoint}; "
+                           "continue with --resume")
+                log(message)
+                return TrainResult(EXIT_INTERRUPTED, state.epochs_done, state.step, run.path,
+                                   message)
+    return TrainResult(0, state.epochs_done, state.step, run.path)
+
+
+@dataclass
+class _EpochStats:
+    logs: dict
+    samples: int
+    elapsed: float
+
+
+def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
+                 writer) -> _EpochStats | str:
+    """Train one epoch: its statistics, or a message if interrupted (state checkpointed)."""
+    config = plan.config
+    start = int(state.partial.get("batches", 0)) if state.partial.get("epoch") == epoch else 0
+    if state.partial and state.partial.get("epoch") != epoch:
+        state.partial = {}
+    spec = config.schedule()
+    model.reset_metrics()
+    bar = _progress_bar(config, epoch, start, progress)
+    t0 = time.perf_counter()
+    wall0 = state.wall_time_s
+    samples = 0
+    batches = epoch_batches(plan.train, config.batch_size, config.steps_per_epoch,
+                            seed=config.seed, epoch=epoch, start=start)
+    logs: dict[str, float] = {}
+    for b, batch in enumerate(batches, start=start):
+        x, targets, weights = _fill_missing_heads(model, to_head_targets(batch, value_loss))
+        logs = model.train_on_batch(x, targets, sample_weight=weights, return_dict=True)
+        samples += len(x)
+        bar.update(len(x))
+        step = int(model.optimizer.iterations)
+        if step % 20 == 0 or b == config.steps_per_epoch - 1:
+            bar.set_postfix(loss=f"{logs['loss']:.3f}", lr=f"{learning_rate(spec, step):.2g}")
+        if writer is not None and step % 50 == 0:
+            _scalars(writer, "train", step, {"loss": logs["loss"], "lr": learning_rate(spec, step)})
+        if stop.requested and b + 1 < config.steps_per_epoch:
+            bar.close()
+            path = run.interrupted_checkpoint
+            run.save_model(model, path)
+            state.wall_time_s = wall0 + time.perf_counter() - t0
+            state.partial = {"epoch": epoch, "batches": b + 1, "step": step,
+                             "checkpoint": path.name}
+            run.write_state(state)
+            return (f"interrupted in epoch {epoch} after {b + 1} of {config.steps_per_epoch} "
+                    f"steps; checkpoint {path}; continue with --resume")
+    bar.close()
+    elapsed = time.perf_counter() - t0
+    state.wall_time_s = wall0 + elapsed
+    state.step = int(model.optimizer.iterations)
+    return _EpochStats(logs, samples, elapsed)
+
+
+def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss, progress,
+                  writer) -> dict:
+    """Validate, checkpoint and update the state; the epoch's metrics row."""
+    config = plan.config
+    logs, samples, elapsed = stats.logs, stats.samples, stats.elapsed
+    row: dict[str, float | int] = {
+        "epoch": epoch, "step": state.step,
+        "lr": learning_rate(config.schedule(), max(state.step - 1, 0)),
+        "samples": samples, "samples_per_s": samples / elapsed if elapsed > 0 else math.nan,
+        "epoch_time_s": elapsed, "wall_time_s": state.wall_time_s,
+    }
+    for key in ("loss", "policy_loss", "value_loss"):
+        if key in logs:
+            row[f"train_{key}"] = float(logs[key])
+    if plan.val is not None:
+        val = evaluate_model(model, plan.val, value_loss=value_loss,
+                             loss_weights=_weights(config), batch_size=max(config.batch_size, 256),
+                             max_samples=config.val_samples, progress=progress)
+        row.update({f"val_{k}": v for k, v in val.items() if k != "samples"})
+    checkpoint = run.epoch_checkpoint(epoch)
+    run.save_model(model, checkpoint)
+    val_loss = row.get("val_loss", row.get("train_loss"))
+    if val_loss is not None and (state.best_val_loss is None or val_loss < state.best_val_loss):
+        state.best_val_loss, state.best_epoch = float(val_loss), epoch
+        run.copy_to_best(checkpoint)
+    state.epochs_done = epoch
+    state.checkpoint = checkpoint.name
+    state.partial = {}
+    return row
+
+
+def _weights(config: TrainConfig) -> dict[str, float]:
+    return {"policy": 1.0, "value": 1.0, **config.loss_weights}
+
+
+def _epoch_line(row: dict) -> str:
+    parts = [f"epoch {row['epoch']}", f"step {row['step']:,}"]
+    for key, label in (("train_loss", "loss"), ("val_loss", "val loss"),
+                       ("val_policy_top1", "top1"), ("val_policy_top5", "top5"),
+                       ("val_value_mse", "value mse")):
+        if key in row:
+            parts.append(f"{label} {row[key]:.4f}")
+    parts.append(f"{row['samples_per_s']:,.0f} samples/s")
+    return ", ".join(parts)
+
+
+def _progress_bar(config: TrainConfig, epoch: int, start: int, enabled: bool):
+    from tqdm import tqdm
+
+    total = config.steps_per_epoch * config.batch_size
+    return tqdm(total=total, initial=min(start * config.batch_size, total), unit="pos",
+                unit_scale=True, desc=f"epoch {epoch}/{config.epochs}", disable=not enabled,
+                dynamic_ncols=True, leave=False)
+
+
+def _tensorboard(run: RunDir, config: TrainConfig):
+    if not config.tensorboard:
+        return None
+    import tensorflow as tf
+
+    return tf.summary.create_file_writer(str(run.logs_path))
+
+
+def _scalars(writer, prefix: str, step: int, values: dict) -> None:
+    """Scalar summaries TensorBoard's scalars plugin reads.
+
+    Written with the core ``tf.summary.write`` op and the plugin's metadata,
+    because ``tf.summary.scalar`` needs the tensorboard package installed just
+    to *write* a scalar, and logs must never be the reason a run stops.
+    """
+    import tensorflow as tf
+    from tensorflow.core.framework import summary_pb2
+
+    metadata = summary_pb2.SummaryMetadata()
+    metadata.plugin_data.plugin_name = "scalars"
+    encoded = metadata.SerializeToString()
+    try:
+        with writer.as_default(step=step):
+            for key, value in values.items():
+                if isinstance(value, int | float) and math.isfinite(value):
+                    tf.summary.write(f"{prefix}/{key}", tf.constant(float(value), tf.float32),
+                                     metadata=encoded)
+        writer.flush()
+    except Exception as e:  # a full disk or a TF quirk: keep training, say so once
+        if not getattr(writer, "_harness_warned", False):
+            print(f"warning: TensorBoard logging failed ({e}); training continues",
+                  file=sys.stderr)
+            writer._harness_warned = True
