@@ -15,8 +15,15 @@ from harness.config_io import ConfigError
 
 
 def small(tmp_path, **kw):
-    values = dict(players=["random", "uct=uct:40"], out=str(tmp_path / "t"), board_size=7,
-                  komi=7.5, games_per_pair=4, opening_moves=2, seed=3)
+    values = dict(
+        players=["random", "uct=uct:40"],
+        out=str(tmp_path / "t"),
+        board_size=7,
+        komi=7.5,
+        games_per_pair=4,
+        opening_moves=2,
+        seed=3,
+    )
     values.update(kw)
     return TournamentConfig(**values)
 
@@ -56,15 +63,22 @@ def test_tournament_plays_every_game_once_and_resumes(tmp_path):
     (out / RESULTS_FILE).write_text("\n".join(lines[:2]) + "\n" + lines[2][:20])
     rerun = run_tournament(config, progress=False)
     assert sorted(r.game_id for r in rerun) == sorted(r.game_id for r in rows)
-    ids = [json.loads(line)["game_id"] for line in (out / RESULTS_FILE).read_text().splitlines()
-           if line.startswith("{") and line.endswith("}")]
+    ids = [
+        json.loads(line)["game_id"]
+        for line in (out / RESULTS_FILE).read_text().splitlines()
+        if line.startswith("{") and line.endswith("}")
+    ]
     assert len(ids) == 4 and len(set(ids)) == 4
     assert (out / RESULTS_FILE).read_text().count("\n\n") == 0  # no blank lines either
 
 
 def test_an_engine_that_cannot_start_is_an_error_game_excluded_from_ratings(tmp_path):
-    config = small(tmp_path, players=["random", 'broken=gtp:"/nonexistent/engine --gtp"'],
-                   games_per_pair=2, opening_moves=0)
+    config = small(
+        tmp_path,
+        players=["random", 'broken=gtp:"/nonexistent/engine --gtp"'],
+        games_per_pair=2,
+        opening_moves=0,
+    )
     rows = run_tournament(config, progress=False)
     assert len(rows) == 2
     assert all(r.error for r in rows)
@@ -74,8 +88,9 @@ def test_an_engine_that_cannot_start_is_an_error_game_excluded_from_ratings(tmp_
 
 
 def test_command_line_config_errors_are_one_line(tmp_path):
-    from harness.arena.command import add_arguments, config_from_args
     import argparse
+
+    from harness.arena.command import add_arguments, config_from_args
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

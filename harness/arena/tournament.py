@@ -9,6 +9,7 @@ whose ids are missing. Games run in worker processes; only the parent writes.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import json
 import multiprocessing
 import os
@@ -244,10 +245,8 @@ def play_task(task: GameTask, config: TournamentConfig) -> GameRow:
 
 
 def _close_quietly(player) -> None:
-    try:
+    with contextlib.suppress(Exception):
         player.close()
-    except Exception:
-        pass
 
 
 # --- parent side ----------------------------------------------------------

@@ -1,0 +1,1 @@
+"""The whole study: one config runs data, training, tournament and report."""

@@ -1,0 +1,35 @@
+"""``harness suite CONFIG``: run a whole study and write its report."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "run a whole study from a TOML config: data, training, tournament, report"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("config", help="suite config, e.g. configs/quick.toml")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.config_io import ConfigError
+    from harness.suite.config import load_suite_config
+
+    try:
+        config = load_suite_config(args.config)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    from harness.bench.table import format_table
+    from harness.suite.runner import run_suite
+
+    report = run_suite(config, progress=not args.no_progress)
+    import pandas as pd
+
+    ranking = pd.read_csv(config.out / "tournament" / "ranking.csv")
+    columns = ["rank", "player", "elo", "elo_low", "elo_high", "games", "win_rate"]
+    print(format_table(columns, ranking[columns].round(3).values.tolist()))
+    print(f"report: {report} (and {report.with_suffix('.md')})")
+    return 0

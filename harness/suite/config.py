@@ -1,0 +1,145 @@
+"""The study a suite runs: one TOML file, one dataclass per section.
+
+Sections mirror the pipeline: ``[data]`` (archives to ingest, or games to
+generate), ``[train]`` (the models and how to train them), ``[rl]``
+(optional self-play), ``[tournament]`` and ``[bench]``. Unknown keys and
+wrong types stop the suite with one line before any work starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.config_io import ConfigError, from_mapping, read_toml
+
+
+@dataclass
+class DataSection:
+    sources: list[str] = field(default_factory=list)  # empty: generate games
+    player: str = "uct:100"  # who generates games when there are no sources
+    games: int = 100
+    opening_moves: int = 4
+    encoder: str = "agz17"
+    val_games: int = 10
+    test_games: int = 0
+    min_moves: int = 10
+    workers: int = 0
+
+
+@dataclass
+class TrainSection:
+    models: list[str] = field(default_factory=lambda: ["a0.small"])
+    epochs: int = 2
+    epoch_samples: int = 8192
+    val_samples: int = 0
+    batch_size: int = 64
+    optimizer: str = "adam"
+    lr: float = 0.002
+    lr_schedule: str = "cosine"
+    lr_final: float = 0.0002
+    weight_decay: float = 0.0001
+
+
+@dataclass
+class RLSection:
+    enabled: bool = False
+    config: str = ""  # an ``harness rl`` config; its model comes from [train] when empty
+
+
+@dataclass
+class TournamentSection:
+    model_player: str = "policy"  # "policy" (raw network) or "mcts"
+    playouts: int = 32  # for model_player = "mcts"
+    baselines: list[str] = field(default_factory=lambda: ["random", "uct:100"])
+    games_per_pair: int = 4
+    opening_moves: int = 2
+    anchor: str | None = None
+    parallel: int = 2
+
+
+@dataclass
+class BenchSection:
+    batch_sizes: list[int] = field(default_factory=lambda: [1, 16, 64, 256])
+    seconds: float = 0.5
+    diagrams: int = 2  # sample positions with every model's policy heat map
+
+
+@dataclass
+class SuiteConfig:
+    name: str
+    board_size: int = 9
+    komi: float = 7.0
+    rules: str = "superko"
+    seed: int = 0
+    results_dir: str = "results"
+    models_dir: str = "models"
+    datasets_dir: str = "datasets"
+    data: DataSection = field(default_factory=DataSection)
+    train: TrainSection = field(default_factory=TrainSection)
+    rl: RLSection = field(default_factory=RLSection)
+    tournament: TournamentSection = field(default_factory=TournamentSection)
+    bench: BenchSection = field(default_factory=BenchSection)
+
+    @property
+    def out(self) -> Path:
+        return Path(self.results_dir) / self.name
+
+    @property
+    def dataset(self) -> Path:
+        return Path(self.datasets_dir) / f"{self.name}.h5"
+
+    def run_name(self, model: str) -> str:
+        return f"{self.name}-{model}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+SECTIONS = {
+    "data": DataSection,
+    "train": TrainSection,
+    "rl": RLSection,
+    "tournament": TournamentSection,
+    "bench": BenchSection,
+}
+
+
+def load_suite_config(path: str | Path) -> SuiteConfig:
+    path = Path(path)
+    values = read_toml(path)
+    sections = {}
+    for key, cls in SECTIONS.items():
+        table = values.pop(key, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [{key}] must be a table")
+        sections[key] = from_mapping(cls, table, f"{path} [{key}]")
+    values.setdefault("name", path.stem)
+    config = from_mapping(SuiteConfig, values, str(path))
+    for key, section in sections.items():
+        setattr(config, key, section)
+    _check(config, path)
+    return config
+
+
+def _check(config: SuiteConfig, path: Path) -> None:
+    from harness.features import get_encoder
+    from harness.nets import parse_model_name
+
+    if not config.train.models:
+        raise ConfigError(f"{path} [train]: models is empty")
+    for name in config.train.models:
+        try:
+            parse_model_name(name)
+        except ValueError as e:
+            raise ConfigError(f"{path} [train]: {e}") from None
+    try:
+        get_encoder(config.data.encoder)
+    except (KeyError, ValueError) as e:
+        raise ConfigError(f"{path} [data]: {e}") from None
+    if config.tournament.model_player not in ("policy", "mcts"):
+        raise ConfigError(f"{path} [tournament]: model_player must be 'policy' or 'mcts'")
+    for source in config.data.sources:
+        if not Path(source).exists():
+            raise ConfigError(f"{path} [data]: source {source} does not exist")

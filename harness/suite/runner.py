@@ -1,0 +1,285 @@
+"""``harness suite``: data -> supervised training -> (RL) -> tournament -> report.
+
+Each step checks its own outputs first and skips when they are complete, so
+rerunning an interrupted suite finishes it; the steps that are themselves
+resumable (datagen, ingest, training, tournament) pick up where they stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from harness import __version__
+from harness.suite.config import SuiteConfig
+
+Log = Callable[[str], None]
+
+
+def run_suite(config: SuiteConfig, *, progress: bool = True, log: Log = print) -> Path:
+    out = config.out
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(out / "config.json", config.to_dict())
+    _write_json(out / "environment.json", environment())
+    timings: dict[str, float] = {}
+
+    def step(name: str, fn, *args):
+        started = time.perf_counter()
+        log(f"== {name}")
+        value = fn(*args)
+        timings[name] = round(time.perf_counter() - started, 1)
+        return value
+
+    dataset = step("data", ensure_dataset, config, progress, log)
+    runs = step("train", ensure_trained, config, dataset, progress, log)
+    step("bench", ensure_zoo_table, config, log)
+    if config.rl.enabled:
+        step("rl", ensure_rl, config, runs, log)
+    step("tournament", ensure_tournament, config, runs, progress, log)
+    from harness.report.suite_report import write_report
+
+    report = step("report", write_report, config, runs)
+    _write_json(out / "timings.json", timings)
+    return report
+
+
+# --- data ---------------------------------------------------------------------------
+def ensure_dataset(config: SuiteConfig, progress: bool, log: Log) -> Path:
+    from harness.data.dataset import check_file
+    from harness.data.ingest import IngestConfig, ingest
+    from harness.data.layout import DatasetError
+
+    path = config.dataset
+    try:
+        check_file(path)
+        log(f"dataset {path} is complete; skipping ingest")
+        return path
+    except DatasetError:
+        pass
+    sources = list(config.data.sources) or [str(generate_games(config, progress, log))]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    journal = path.with_name(path.name + ".journal")
+    result = ingest(
+        IngestConfig(
+            sources=sources,
+            output=path,
+            board_size=config.board_size,
+            encoder=config.data.encoder,
+            min_moves=config.data.min_moves,
+            val_games=config.data.val_games,
+            test_games=config.data.test_games,
+            workers=config.data.workers,
+            seed=config.seed,
+            resume=journal.exists(),
+            overwrite=path.exists(),
+            progress=progress,
+        )
+    )
+    log(f"ingested {result.games:,} games, {result.positions:,} positions into {path}")
+    return path
+
+
+def generate_games(config: SuiteConfig, progress: bool, log: Log) -> Path:
+    from harness.arena.datagen import DatagenConfig, generate
+
+    datagen = DatagenConfig(
+        player=config.data.player,
+        games=config.data.games,
+        out=str(config.out / "datagen"),
+        board_size=config.board_size,
+        komi=config.komi,
+        rules=config.rules,
+        opening_moves=config.data.opening_moves,
+        parallel=max(1, os.cpu_count() or 1),
+        seed=config.seed,
+    )
+    log(f"no archive given: {datagen.games} games of {datagen.player} against itself")
+    rows = generate(datagen, progress=progress)
+    errors = [r for r in rows if r.error]
+    if len(errors) == len(rows):
+        raise RuntimeError(f"datagen: every game failed, first error: {errors[0].error}")
+    return datagen.games_dir
+
+
+# --- training -----------------------------------------------------------------------
+def ensure_trained(config: SuiteConfig, dataset: Path, progress: bool, log: Log) -> list[Path]:
+    """Train (or finish training) every listed model; returns the run directories."""
+    return [train_one(config, dataset, model, progress, log) for model in config.train.models]
+
+
+def train_one(config: SuiteConfig, dataset: Path, model: str, progress: bool, log: Log) -> Path:
+    from harness.train.preflight import make_plan, resolve_config
+    from harness.train.run_dir import RunDir
+    from harness.train.trainer import train
+
+    section = asdict(config.train)
+    section.pop("models")
+    overrides = {
+        **section,
+        "model": model,
+        "data": str(dataset),
+        "run": config.run_name(model),
+        "runs_dir": config.models_dir,
+        "seed": config.seed,
+        "tensorboard": False,
+    }
+    run_dir = Path(config.models_dir) / config.run_name(model)
+    resume = RunDir(run_dir).exists()
+    if resume and _epochs_done(run_dir) >= config.train.epochs:
+        log(f"{run_dir} finished; skipping")
+        return run_dir
+    if resume:
+        log(f"{run_dir} unfinished; resuming")
+        train_config = RunDir(run_dir).read_config()
+    else:
+        train_config = resolve_config(None, overrides, resume=False)
+    plan = make_plan(train_config, resume=resume)
+    try:
+        result = train(plan, resume=resume, progress=progress, log=log)
+    finally:
+        for source in (plan.train, plan.val):
+            getattr(source, "close", lambda: None)()
+    if result.exit_code != 0:
+        raise RuntimeError(f"training {model} stopped: {result.message}")
+    return run_dir
+
+
+def _epochs_done(run_dir: Path) -> int:
+    from harness.train.run_dir import RunDir
+
+    try:
+        return RunDir(run_dir).read_state().epochs_done
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
+# --- zoo table ----------------------------------------------------------------------
+def ensure_zoo_table(config: SuiteConfig, log: Log) -> Path:
+    """Parameters, FLOPs and forward passes/s by batch size for every listed model."""
+    import pandas as pd
+
+    from harness.bench.models import forward_rate
+    from harness.features import get_encoder
+    from harness.nets import build_model, model_summary, parse_model_name
+
+    path = config.out / "zoo.csv"
+    if path.exists():
+        return path
+    planes = get_encoder(config.data.encoder).planes
+    rows = []
+    for name in config.train.models:
+        model = build_model(name, config.board_size, planes)
+        summary = model_summary(model)
+        row = {
+            "model": name,
+            "family": parse_model_name(name).family,
+            "params": summary["params"],
+            "flops": summary["flops"],
+        }
+        for batch in config.bench.batch_sizes:
+            row[f"forward/s b{batch}"] = forward_rate(model, batch, config.bench.seconds)
+        rows.append(row)
+        log(f"{name}: {row['params']:,} params, {row['flops']:,} FLOPs")
+    frame = pd.DataFrame(rows)
+    tmp = path.with_suffix(".csv.tmp")
+    frame.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+    return path
+
+
+# --- RL -----------------------------------------------------------------------------
+def ensure_rl(config: SuiteConfig, runs: list[Path], log: Log) -> Path:
+    from harness.rl.loop import run_rl_from_suite
+
+    return run_rl_from_suite(config, runs, log)
+
+
+# --- tournament ---------------------------------------------------------------------
+def tournament_players(config: SuiteConfig, runs: list[Path]) -> list[str]:
+    players = []
+    for model, run in zip(config.train.models, runs, strict=True):
+        checkpoint = run / "best.keras"
+        if config.tournament.model_player == "mcts":
+            players.append(f"{model}=mcts:{checkpoint}@{config.tournament.playouts}")
+        else:
+            players.append(f"{model}=policy:{checkpoint}")
+    return players + list(config.tournament.baselines)
+
+
+def ensure_tournament(config: SuiteConfig, runs: list[Path], progress: bool, log: Log):
+    from harness.arena.tournament import TournamentConfig, run_tournament
+
+    section = config.tournament
+    tournament = TournamentConfig(
+        players=tournament_players(config, runs),
+        out=str(config.out / "tournament"),
+        board_size=config.board_size,
+        komi=config.komi,
+        rules=config.rules,
+        games_per_pair=section.games_per_pair,
+        opening_moves=section.opening_moves,
+        parallel=section.parallel,
+        seed=config.seed,
+        anchor=section.anchor,
+    )
+    rows = run_tournament(tournament, progress=progress)
+    errors = sum(1 for r in rows if r.error)
+    log(f"tournament: {len(rows)} games, {errors} errors")
+    return rows
+
+
+# --- helpers ------------------------------------------------------------------------
+def environment() -> dict[str, str]:
+    """Versions and machine, so a report says what produced it."""
+    import keras
+    import numba
+    import numpy
+    import tensorflow as tf
+
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    gpus = [d.name for d in tf.config.list_physical_devices("GPU")]
+    return {
+        "harness": __version__,
+        "git_commit": commit or "unknown",
+        "python": platform.python_version(),
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+        "numpy": numpy.__version__,
+        "numba": numba.__version__,
+        "machine": platform.machine(),
+        "cpu": _cpu_name(),
+        "cpu_count": str(os.cpu_count()),
+        "gpus": ", ".join(gpus) or "none",
+        "platform": platform.platform(),
+    }
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _write_json(path: Path, value) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(value, indent=2, default=str) + "\n")
+    os.replace(tmp, path)
