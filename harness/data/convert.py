@@ -1,0 +1,144 @@
+"""One game record -> the rows it contributes, or the reason it contributes none.
+
+This runs in the ingest workers: it replays the record with the rules kernel
+(through :func:`harness.sgf.replay_positions`, which rejects exactly what
+:func:`harness.sgf.replay` rejects, compiled) and keeps, for every move, the
+position *before* it. Anything
+that goes wrong becomes a one-line reject reason; nothing raises.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.data.rows import GameInfo, GamePositions, Outcome, game_digest, values_from_result
+
+# Spellings of RU[] seen in archives -> one name per rule set.
+_RULE_ALIASES = {
+    "chinese": "chinese",
+    "cn": "chinese",
+    "china": "chinese",
+    "japanese": "japanese",
+    "jp": "japanese",
+    "japan": "japanese",
+    "korean": "korean",
+    "kr": "korean",
+    "aga": "aga",
+    "nz": "nz",
+    "new zealand": "nz",
+    "tromp-taylor": "tromp-taylor",
+    "tromp taylor": "tromp-taylor",
+    "tt": "tromp-taylor",
+    "ing": "ing",
+    "goe": "ing",
+}
+
+
+def normalise_rules(text: str | None) -> str:
+    """A rule-set name for filtering: ``chinese``, ``japanese``, ... or ``unknown``."""
+    if text is None or not text.strip():
+        return "unknown"
+    low = " ".join(text.strip().lower().split())
+    if low in _RULE_ALIASES:
+        return _RULE_ALIASES[low]
+    if "scorearea" in low.replace(" ", ""):  # KataGo rule strings
+        return "area"
+    if "scoreterritory" in low.replace(" ", ""):
+        return "territory"
+    return low
+
+
+@dataclass(frozen=True)
+class ConvertSettings:
+    board_size: int = 19
+    rules: tuple[str, ...] = ()  # accepted normalised rule sets; empty: any
+    replay_rules: str = "superko"
+    min_moves: int = 1
+    no_result: str = "policy-only"  # or "skip"
+
+
+def convert_record(record, settings: ConvertSettings) -> Outcome:
+    """Never raises: a record that cannot be stored comes back ``rejected`` with a reason."""
+    try:
+        return _convert(record, settings)
+    except Exception as exc:  # a bug or an odd record must not end a long ingest
+        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+        return Outcome(record.source, record.index, "rejected", f"internal error: {reason}")
+
+
+def _reject(record, reason: str) -> Outcome:
+    return Outcome(record.source, record.index, "rejected", reason)
+
+
+def _convert(record, settings: ConvertSettings) -> Outcome:
+    from harness.sgf import ReplayError, replay_positions
+
+    if record.reject is not None:
+        return _reject(record, record.reject)
+    size = settings.board_size
+    if record.size != size:
+        return _reject(record, f"board size {record.size} (dataset is {size}x{size})")
+    rules = normalise_rules(record.rules)
+    if settings.rules and rules not in settings.rules:
+        return _reject(record, f"rules {rules} not accepted ({', '.join(settings.rules)})")
+    n = len(record.moves)
+    if n < settings.min_moves:
+        return _reject(record, f"too short: {n} moves (minimum {settings.min_moves})")
+    result = record.result
+    if settings.no_result == "skip" and not result.known:
+        return _reject(record, f"no result ({result.kind})")
+    try:
+        stones = replay_positions(record, settings.replay_rules)[:-1]  # before each move
+    except ReplayError as exc:
+        return _reject(record, str(exc))
+
+    moves = np.array(record.moves, dtype=np.int16).reshape(-1, 2)
+    to_play = moves[:, 0].astype(np.int8)
+    positions = GamePositions(
+        stones=stones,
+        to_play=to_play,
+        move=moves[:, 1].copy(),
+        value=values_from_result(to_play, result.winner if result.known else 0),
+        value_known=result.known,
+        soft_policy=_sparse_visits(record.visits, n),
+    )
+    setup = (record.setup_black, record.setup_white, record.setup_empty)
+    setup += tuple(
+        tuple(pts)
+        for e in record.setup_events
+        for pts in ([e.before_move], e.black, e.white, e.empty)
+    )
+    info = GameInfo(
+        source=record.source,
+        index=record.index,
+        digest=game_digest(size, setup, moves),
+        length=n,
+        black=record.black,
+        white=record.white,
+        black_rank=record.black_rank,
+        white_rank=record.white_rank,
+        date=record.date,
+        rules=record.rules or "",
+        result=result.to_sgf(),
+        winner=result.winner,
+        result_known=result.known,
+        komi=record.komi,
+        handicap=record.handicap,
+    )
+    return Outcome(record.source, record.index, "kept", info=info, positions=positions)
+
+
+def _sparse_visits(visits, n: int):
+    """CSR of the non-zero visit shares (normalised per move), or None."""
+    if visits is None:
+        return None
+    visits = np.asarray(visits, np.float32)
+    if visits.shape[0] != n:
+        return None
+    totals = visits.sum(axis=1, keepdims=True)
+    probs = np.divide(visits, totals, out=np.zeros_like(visits), where=totals > 0)
+    rows, cols = np.nonzero(probs)
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(rows, minlength=n)))).astype(np.int64)
+    return offsets, cols.astype(np.int16), probs[rows, cols].astype(np.float16)

@@ -1,0 +1,405 @@
+"""``harness ingest``: SGF sources -> one HDF5 positions file (+ report).
+
+Flow: the parent reads records from the sources in a fixed order (files
+sorted, archives member by member), workers replay them into position rows
+(:func:`harness.data.convert.convert_record`), and the parent alone decides
+kept / duplicate / rejected *in input order* and commits shards to the
+journal. Results never depend on the number of workers, and a killed run
+resumes from its last shard (see :mod:`harness.data.journal`). When every
+record is done the final file is assembled, reports are written, and the
+journal is removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import multiprocessing
+import os
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness.data.assemble import DatasetAttributes, assemble
+from harness.data.convert import ConvertSettings, convert_record, normalise_rules
+from harness.data.journal import Journal, JournalState, JournalWriter, partial_path
+from harness.data.report import write_report
+from harness.data.rows import Outcome
+
+DEFAULT_MAX_MEMBER_BYTES = 1 << 30
+
+
+class IngestError(ValueError):
+    """An ingest that cannot start; the message is one line."""
+
+
+@dataclass
+class IngestConfig:
+    sources: list[str]
+    output: Path
+    board_size: int = 19
+    encoder: str = "cazenave21"
+    rules: tuple[str, ...] = ()  # accepted rule sets (normalised); empty: any
+    replay_rules: str = "superko"
+    min_moves: int = 1
+    val_games: float | int = 0.05
+    test_games: float | int = 0.0
+    cazenave_val: bool = False
+    no_result: str = "policy-only"
+    workers: int = 0  # 0: one per core
+    seed: int = 0
+    resume: bool = False
+    overwrite: bool = False
+    max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES
+    commit_games: int = 5000  # a shard is committed after this many records...
+    commit_positions: int = 200_000  # ...or this many positions
+    progress: bool = True
+    limit: int | None = None  # read only the first N records of the sources
+    stop_after_records: int | None = None  # testing aid: stop (uncommitted) after N records
+
+    @property
+    def convert_settings(self) -> ConvertSettings:
+        return ConvertSettings(
+            board_size=self.board_size,
+            rules=tuple(self.rules),
+            replay_rules=self.replay_rules,
+            min_moves=self.min_moves,
+            no_result=self.no_result,
+        )
+
+
+@dataclass
+class IngestResult:
+    output: Path
+    report: Path
+    rejects: Path
+    games: int
+    positions: int
+    bytes: int
+    seconds: float
+    records: int
+    resumed_from: int = 0
+    counts: dict = field(default_factory=dict)
+
+    @property
+    def bytes_per_position(self) -> float:
+        return self.bytes / max(1, self.positions)
+
+
+# --- sources -----------------------------------------------------------------------
+
+
+def source_files(source: str) -> list[Path]:
+    """The files a source stands for (a directory: all files below it, sorted)."""
+    path = Path(source)
+    if path.is_dir():
+        return sorted(p for p in path.rglob("*") if p.is_file())
+    return [path]
+
+
+def describe_sources(sources: Iterable[str]) -> list[dict]:
+    """Path, size and sha256 of every input file, for the file's provenance."""
+    described = []
+    for source in sources:
+        if not Path(source).exists():
+            raise IngestError(f"{source}: no such file or directory")
+        for path in source_files(source):
+            h = hashlib.sha256()
+            size = 0
+            try:
+                with open(path, "rb") as f:
+                    while block := f.read(1 << 20):
+                        h.update(block)
+                        size += len(block)
+            except OSError as exc:
+                raise IngestError(f"{path}: cannot read ({exc.strerror or exc})") from None
+            described.append({"path": str(path), "bytes": size, "sha256": h.hexdigest()})
+    return described
+
+
+# --- tasks: what a worker does -------------------------------------------------------------
+
+# Plain SGF files up to this size are read *and parsed* inside a worker, a
+# batch of them per task; anything else (archives, compressed streams, big
+# multi-game files) is read and split by the parent, which sends parsed
+# records to the workers to replay. Either way a task's outcomes come back
+# in input order, and the order of tasks is the order of the sources.
+SMALL_FILE_BYTES = 256 << 10
+SMALL_FILE_SUFFIXES = (".sgf", ".sgfs", ".mgt")
+FILES_PER_TASK = 64
+RECORDS_PER_TASK = 16
+
+
+@dataclass(frozen=True)
+class _Task:
+    top: str  # the source as given on the command line
+    files: tuple[str, ...] = ()  # parse these files here...
+    records: tuple = ()  # ...or replay these records
+
+
+def _walk(source: str) -> list[Path]:
+    """The files ``iter_records`` reads for a source, in its order."""
+    from harness.sgf.sources import walk
+
+    path = Path(source)
+    return list(walk(path)) if path.is_dir() else [path]
+
+
+def _is_small(path: Path) -> bool:
+    return path.suffix.lower() in SMALL_FILE_SUFFIXES and path.stat().st_size <= SMALL_FILE_BYTES
+
+
+def _tasks(sources: list[str], max_member_bytes: int, skip: int) -> Iterator[_Task]:
+    """Tasks covering every record after the first ``skip`` (which are parsed, not replayed)."""
+    from harness.sgf import iter_records
+
+    def record_tasks(top: str, records: Iterator) -> Iterator[_Task]:
+        while batch := tuple(itertools.islice(records, RECORDS_PER_TASK)):
+            yield _Task(top, records=batch)
+
+    for top in sources:
+        small: list[str] = []
+        size = 0
+        for path in _walk(top):
+            if skip > 0:
+                records = iter(iter_records([path], max_member_bytes=max_member_bytes))
+                for _ in records:
+                    skip -= 1
+                    if skip == 0:
+                        break
+                yield from record_tasks(top, records)  # the rest of this file, if any
+            elif _is_small(path):
+                small.append(str(path))
+                size += path.stat().st_size
+                if len(small) == FILES_PER_TASK or size >= SMALL_FILE_BYTES:
+                    yield _Task(top, files=tuple(small))
+                    small, size = [], 0
+            else:
+                if small:
+                    yield _Task(top, files=tuple(small))
+                    small, size = [], 0
+                records = iter(iter_records([path], max_member_bytes=max_member_bytes))
+                yield from record_tasks(top, records)
+        if small:
+            yield _Task(top, files=tuple(small))
+
+
+_WORKER: tuple[ConvertSettings, int] | None = None
+
+
+def _init_worker(settings: ConvertSettings, max_member_bytes: int) -> None:
+    global _WORKER
+    _WORKER = (settings, max_member_bytes)
+
+
+def _run_task(task: _Task) -> list[Outcome]:
+    settings, max_member_bytes = _WORKER
+    if task.files:
+        from harness.sgf import iter_records
+
+        records = iter_records(list(task.files), max_member_bytes=max_member_bytes)
+    else:
+        records = task.records
+    return [convert_record(record, settings) for record in records]
+
+
+def _outcomes(
+    tasks: Iterator[_Task], settings: ConvertSettings, max_member_bytes: int, workers: int
+) -> Iterator[tuple[str, Outcome]]:
+    """(source, outcome) in input order; a few tasks in flight at most (bounded memory)."""
+    if workers <= 1:
+        _init_worker(settings, max_member_bytes)
+        for task in tasks:
+            for outcome in _run_task(task):
+                yield task.top, outcome
+        return
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    pool = context.Pool(workers, initializer=_init_worker, initargs=(settings, max_member_bytes))
+    try:
+        pending: deque = deque()
+        for task in itertools.chain(tasks, [None]):
+            if task is not None:
+                pending.append((task.top, pool.apply_async(_run_task, (task,))))
+            while pending and (task is None or len(pending) >= 4 * workers):
+                top, result = pending.popleft()
+                for outcome in result.get():
+                    yield top, outcome
+    finally:
+        pool.terminate()
+        pool.join()
+
+
+# --- the ingest ------------------------------------------------------------------------
+
+
+def _journal_key(config: IngestConfig, sources: list[dict]) -> dict:
+    """What must match for ``--resume`` to continue a journal."""
+    key = asdict(config)
+    ignored = (
+        "output",
+        "workers",
+        "resume",
+        "overwrite",
+        "progress",
+        "stop_after_records",
+        "commit_games",
+        "commit_positions",
+    )  # none of these changes the content
+    for name in ignored:
+        key.pop(name)
+    key["sources"] = list(config.sources)
+    key["rules"] = list(config.rules)
+    key["files"] = sources
+    return key
+
+
+def ingest(config: IngestConfig) -> IngestResult:
+    """Run (or resume) an ingest; raises :class:`IngestError` for a bad start."""
+    start = time.perf_counter()
+    output = Path(config.output)
+    if output.suffix != ".h5":
+        raise IngestError(f"{output}: the output name must end in .h5")
+    if not output.parent.exists():
+        raise IngestError(f"{output.parent}: no such directory")
+    from harness.features import get_encoder
+
+    try:
+        get_encoder(config.encoder)
+    except ValueError as exc:
+        raise IngestError(str(exc)) from None
+    sources = describe_sources(config.sources)
+    key = _journal_key(config, sources)
+    journal = Journal(output)
+    if config.resume and journal.exists():
+        if journal.config() != key:
+            raise IngestError(
+                f"{journal.path}: made with other sources or options; "
+                "rerun with the same ones, or use --overwrite to start over"
+            )
+        state = journal.load_state()
+    else:
+        if config.resume and output.exists() and not config.overwrite:
+            raise IngestError(f"{output}: already complete, nothing to resume")
+        if journal.exists() and not config.overwrite:
+            raise IngestError(
+                f"{journal.path}: an interrupted ingest is there; "
+                "use --resume to continue it or --overwrite to start over"
+            )
+        if output.exists() and not config.overwrite:
+            raise IngestError(f"{output}: exists (use --overwrite to replace it)")
+        partial_path(output).unlink(missing_ok=True)
+        journal.start(key)
+        state = JournalState()
+    resumed_from = state.records
+    if not journal.is_done():
+        finished = _process(config, journal, state)
+        if not finished:
+            return IngestResult(
+                output,
+                output,
+                output,
+                state.games,
+                state.positions,
+                0,
+                time.perf_counter() - start,
+                state.records,
+                resumed_from,
+            )
+        journal.mark_done()
+        state = journal.load_state()
+    attrs = DatasetAttributes(
+        board_size=config.board_size,
+        encoder=config.encoder,
+        rules=",".join(config.rules) or "any",
+        replay_rules=config.replay_rules,
+        val_games=config.val_games,
+        test_games=config.test_games,
+        seed=config.seed,
+        cazenave_val=config.cazenave_val,
+        no_result=config.no_result,
+        min_moves=config.min_moves,
+        sources=sources,
+    )
+    counts = state.counts
+    summary = assemble(journal, attrs, counts.to_json())
+    rejects = summary.pop("rejects")
+    seconds = time.perf_counter() - start
+    report_summary = {
+        "output": str(output),
+        **{k: v for k, v in summary.items() if k != "bytes"},
+        "bytes": summary["bytes"],
+        "bytes_per_position": round(summary["bytes"] / max(1, summary["positions"]), 2),
+        "board_size": config.board_size,
+        "encoder": config.encoder,
+        "rules": attrs.rules,
+        "seed": config.seed,
+        "records": state.records,
+        "duplicates_dropped": counts.total.duplicates,
+        "seconds": round(seconds, 2),
+        "resumed_from_record": resumed_from,
+    }
+    json_path, csv_path = write_report(output, report_summary, counts, rejects)
+    journal.remove()
+    return IngestResult(
+        output=output,
+        report=json_path,
+        rejects=csv_path,
+        games=summary["games"],
+        positions=summary["positions"],
+        bytes=summary["bytes"],
+        seconds=seconds,
+        records=state.records,
+        resumed_from=resumed_from,
+        counts=counts.to_json(),
+    )
+
+
+def _process(config: IngestConfig, journal: Journal, state: JournalState) -> bool:
+    """Convert every record not yet committed; returns False if stopped early."""
+    from tqdm import tqdm
+
+    workers = config.workers or os.cpu_count() or 1
+    stops = [n for n in (config.limit, config.stop_after_records) if n is not None]
+    stop = min(stops) if stops else None
+    tasks = _tasks(config.sources, config.max_member_bytes, state.records)
+    outcomes = _outcomes(tasks, config.convert_settings, config.max_member_bytes, workers)
+    points = config.board_size * config.board_size
+
+    writer = JournalWriter(journal, state, points, config.commit_games, config.commit_positions)
+    bar = tqdm(
+        total=None,
+        unit=" games",
+        disable=not config.progress,
+        dynamic_ncols=True,
+        initial=state.records,
+        desc="ingest",
+    )
+    began, first_positions = time.perf_counter(), state.positions
+    try:
+        for top, outcome in outcomes:
+            if stop is not None and writer.records >= stop:
+                break
+            writer.add(top, outcome)
+            bar.update(1)
+            if bar.n % 64 == 0:
+                done = writer.positions - first_positions
+                rate = done / max(1e-9, time.perf_counter() - began)
+                bar.set_postfix(
+                    positions=writer.positions, rate=f"{rate:,.0f} pos/s", refresh=False
+                )
+        if config.stop_after_records is not None:
+            return False
+        writer.commit()
+    finally:
+        outcomes.close()  # stops the workers if we leave early
+        bar.close()
+    return True
+
+
+def parse_rules(text: str) -> tuple[str, ...]:
+    """``"any"`` -> no filter; ``"chinese,japanese"`` -> those rule sets."""
+    names = tuple(normalise_rules(t) for t in text.split(",") if t.strip())
+    return () if "any" in names else names
