@@ -8,7 +8,7 @@ are plain arrays so that compiled kernels can use them without objects.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
@@ -50,7 +50,7 @@ def _offset_table(size: int, offsets: tuple[tuple[int, int], ...]) -> np.ndarray
     return table
 
 
-@lru_cache(maxsize=None)
+@cache
 def geometry(size: int) -> Geometry:
     if not MIN_SIZE <= size <= MAX_SIZE:
         raise ValueError(f"board size {size} unsupported (must be {MIN_SIZE}..{MAX_SIZE})")

@@ -25,7 +25,23 @@ class IllegalMove(ValueError):
         self.move = move
         self.reason = reason
         self.move_number = move_number
-        super().__init__(f"illegal move {move_number} {point_to_gtp(move, size)} ({reason})")
+        on_board = 0 <= move <= size * size
+        vertex = point_to_gtp(move, size) if on_board else f"#{move}"
+        super().__init__(f"illegal move {move_number} {vertex} ({reason})")
+
+
+@dataclass(frozen=True)
+class _Checkpoint:
+    """The exact state after an edit that is not a move (setup, side to move).
+
+    ``undo`` restores the latest checkpoint and replays the moves after it, so
+    edits between moves survive an undo and the hash comes back bit for bit.
+    """
+
+    moves: int  # len(Game.moves) when taken
+    history: int  # len(Game.history) when taken
+    setup: int  # len(Game._setup) when taken
+    boards: K.Boards  # private one-game copy, never written
 
 
 @dataclass
@@ -48,6 +64,8 @@ class Game:
         self.boards = K.new_boards(1, self.size, RULE_NAMES[self.rules])
         self._setup: list[tuple[int, int]] = []  # (colour or EMPTY, point) edits in order
         self._history = [self.boards.stones[0].copy()]
+        self._checkpoints: list[_Checkpoint] = []
+        self._checkpoint()
         replay, self.moves = self.moves, []
         for color, move in replay:
             self.play(move, color)
@@ -59,7 +77,32 @@ class Game:
 
     @to_play.setter
     def to_play(self, color: int) -> None:
-        self.boards.meta[0, K.TO_PLAY] = color
+        self._set_mover(color)
+        self._checkpoint()
+
+    def _set_mover(self, color: int) -> None:
+        """Make ``color`` the side to move.
+
+        Handing the turn to the other side is an implied pass, which lifts a
+        ko ban (the ban binds only the very next move of the side to move).
+        """
+        if color not in (BLACK, WHITE):
+            raise ValueError(f"colour must be BLACK (1) or WHITE (2), got {color!r}")
+        if color != self.to_play:
+            self.boards.meta[0, K.TO_PLAY] = color
+            self.boards.meta[0, K.KO] = -1
+
+    def _checkpoint(self) -> None:
+        snapshot = _Checkpoint(
+            len(self.moves),
+            len(self._history),
+            len(self._setup),
+            K.Boards(*(a.copy() for a in self.boards)),
+        )
+        if self._checkpoints and self._checkpoints[-1].moves == snapshot.moves:
+            self._checkpoints[-1] = snapshot
+        else:
+            self._checkpoints.append(snapshot)
 
     @property
     def pass_move(self) -> int:
@@ -123,11 +166,12 @@ class Game:
         """
         if self.is_over:
             raise IllegalMove(move, self.size, "game is over", len(self.moves) + 1)
-        if color is not None and color != self.to_play:
-            self.to_play = color
-        color = self.to_play
+        color = self.to_play if color is None else color
+        saved_meta = self.boards.meta[0].copy()
+        self._set_mover(color)
         reason = self.check(move, color)
         if reason != "legal":
+            self.boards.meta[0] = saved_meta  # a refused move changes nothing
             raise IllegalMove(move, self.size, reason, len(self.moves) + 1)
         captured = K.play(self.boards, 0, move, self.geo.neighbours, self.geo.zobrist)
         self.moves.append((color, move))
@@ -149,24 +193,30 @@ class Game:
                 self._setup.append((color, int(p)))
         K.rebuild(self.boards, 0, self.geo.neighbours, self.geo.zobrist)
         self._history.append(self.stones.copy())
+        self._checkpoint()
 
     def undo(self) -> None:
-        """Take back the last move by replaying the rest from the setup."""
+        """Take back the last move: the exact earlier state, hash and history included.
+
+        Restores the latest checkpoint (setup or side-to-move edit) before that
+        move and replays the moves after it. Only moves made through ``play``
+        are known here: kernels run directly on ``boards`` bypass this record.
+        """
         if not self.moves:
             raise ValueError("no move to undo")
-        moves = self.moves[:-1]
-        setup = list(self._setup)
-        self.boards = K.new_boards(1, self.size, RULE_NAMES[self.rules])
-        self._setup, self.moves, self.resigned = [], [], 0
-        self._history = [self.stones.copy()]
-        if setup:
-            for color, p in setup:
-                self.stones[p] = color
-            self._setup = setup
-            K.rebuild(self.boards, 0, self.geo.neighbours, self.geo.zobrist)
-            self._history.append(self.stones.copy())
-        for color, move in moves:
-            self.play(move, color)
+        target = len(self.moves) - 1
+        while self._checkpoints[-1].moves > target:
+            self._checkpoints.pop()
+        point = self._checkpoints[-1]
+        K.copy_game(point.boards, 0, self.boards, 0)
+        replay = self.moves[point.moves : target]
+        del self.moves[target:]
+        del self._history[point.history + len(replay) :]
+        del self._setup[point.setup :]
+        self.resigned = 0
+        for color, move in replay:
+            self._set_mover(color)
+            K.play(self.boards, 0, move, self.geo.neighbours, self.geo.zobrist)
 
     def copy(self) -> Game:
         twin = Game(self.size, self.komi, self.rules)
@@ -175,6 +225,7 @@ class Game:
         twin.resigned = self.resigned
         twin._setup = list(self._setup)
         twin._history = list(self._history)
+        twin._checkpoints = list(self._checkpoints)  # snapshots are never written
         return twin
 
     # --- end of game -----------------------------------------------------

@@ -49,8 +49,9 @@ class GameResult:
             return "?"
         letter = "B" if self.winner == BLACK else "W"
         if self.kind == "score":
-            margin = self.margin if self.margin is not None else 0.0
-            return f"{letter}+{margin:g}"
+            # SGF allows the score to be omitted ("B+"); writing 0 would read
+            # back as a draw (a NoGo win has no margin, for example).
+            return f"{letter}+" if self.margin is None else f"{letter}+{self.margin:g}"
         return f"{letter}+{ {'resign': 'R', 'time': 'T', 'forfeit': 'F'}[self.kind] }"
 
 

@@ -1,0 +1,46 @@
+"""Shared fixtures: GNU Go, the independent referee of the rules tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from harness.gtp.client import GTPClient, find_gnugo, gnugo_command
+
+GNUGO_MISSING = (
+    "GNU Go not installed (looked for /usr/games/gnugo and 'gnugo' on PATH; "
+    "'make gnugo' installs it)"
+)
+
+
+@pytest.fixture(scope="session")
+def gnugo_path() -> str:
+    """Path of the GNU Go binary; skips the test when it is absent."""
+    path = find_gnugo()
+    if path is None:
+        pytest.skip(GNUGO_MISSING)
+    return path
+
+
+@pytest.fixture
+def gnugo_factory(gnugo_path) -> Iterator[Callable[..., GTPClient]]:
+    """Start GNU Go engines (``gnugo_command`` keywords), all closed after the test."""
+    started: list[GTPClient] = []
+
+    def start(**options) -> GTPClient:
+        options.setdefault("level", 1)
+        options.setdefault("seed", 1)
+        client = GTPClient(gnugo_command(**options), timeout=60.0, name="gnugo")
+        started.append(client)
+        return client
+
+    yield start
+    for client in started:
+        client.close()
+
+
+@pytest.fixture
+def gnugo(gnugo_factory) -> GTPClient:
+    """A running GNU Go 3.8 in GTP mode: Chinese rules, simple ko, suicide forbidden."""
+    return gnugo_factory()
