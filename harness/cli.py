@@ -10,11 +10,23 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # (subcommand, module). Order is the order of ``harness --help``.
 COMMANDS: tuple[tuple[str, str], ...] = (
+    ("suite", "harness.suite.command"),
     ("bench", "harness.bench.command"),
+    ("models", "harness.nets.command"),
+    ("ingest", "harness.data.command"),
+    ("gtp", "harness.gtp.command"),
+    ("datagen", "harness.arena.datagen"),
+    ("tournament", "harness.arena.command"),
+    ("train", "harness.train.command"),
+    ("evaluate", "harness.train.evaluate_command"),
+    ("plot", "harness.report.plot_command"),
+    ("rl", "harness.rl.command"),
+    ("rl-report", "harness.rl.report_command"),
 )
 
 
@@ -36,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # TensorFlow's C++ start-up chatter (CPU features, missing CUDA) is noise
+    # for a command-line tool; real errors still show.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "_run", None):

@@ -8,7 +8,14 @@ import importlib
 HELP = "measure speed and print a table (rules, ingest, pipeline, models, selfplay)"
 
 # (kind, module): each module has HELP, add_arguments(parser), run(args) -> int.
-KINDS: tuple[tuple[str, str], ...] = (("rules", "harness.bench.rules"),)
+KINDS: tuple[tuple[str, str], ...] = (
+    ("rules", "harness.bench.rules"),
+    ("models", "harness.bench.models"),
+    ("sgf", "harness.bench.sgf"),
+    ("ingest", "harness.bench.ingest"),
+    ("pipeline", "harness.bench.pipeline"),
+    ("selfplay", "harness.bench.selfplay"),
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

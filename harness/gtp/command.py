@@ -1,0 +1,53 @@
+"""``harness gtp``: speak GTP on stdin/stdout for GUIs, servers and match tools."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "run a GTP v2 engine (a network with MCTS, or any player spec) on stdin/stdout"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    who = parser.add_mutually_exclusive_group(required=True)
+    who.add_argument("--model", help="a .keras model: plays with MCTS (see --playouts)")
+    who.add_argument(
+        "--player",
+        help="any player spec instead of a model: random, uct:1000, policy:PATH, "
+        "mcts:PATH@200, gnugo:10, gtp:\"CMD ARGS\"",
+    )
+    parser.add_argument("--playouts", type=int, default=200, help="MCTS playouts per move")
+    parser.add_argument("--size", type=int, default=19, help="board size before boardsize")
+    parser.add_argument("--komi", type=float, default=7.5, help="komi before the komi command")
+    parser.add_argument(
+        "--rules", choices=("superko", "simple-ko", "nogo"), default="superko",
+        help="Go with positional superko (default) or simple ko, or NoGo"
+    )
+    parser.add_argument("--name", default="harness", help="what the name command reports")
+    parser.add_argument("--seed", type=int, default=None, help="seed for random choices")
+
+
+def player_spec(args: argparse.Namespace) -> str:
+    return args.player or f"mcts:{args.model}@{args.playouts}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.gtp.engine import GTPEngine, serve
+    from harness.players.base import PlayerSpecError
+    from harness.players.spec import make_player
+
+    try:
+        player = make_player(player_spec(args), seed=args.seed)
+    except (PlayerSpecError, OSError, ValueError) as exc:
+        print(f"harness gtp: {exc}", file=sys.stderr)
+        return 2
+    try:
+        engine = GTPEngine(player, size=args.size, komi=args.komi, rules=args.rules, name=args.name)
+    except ValueError as exc:  # e.g. an unsupported --size
+        player.close()
+        print(f"harness gtp: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return serve(engine)
+    finally:
+        player.close()

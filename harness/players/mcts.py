@@ -1,0 +1,132 @@
+"""A network with PUCT search as a player, on the search stage's batched MCTS (G = 1).
+
+``evaluator`` may replace the network (any :class:`harness.search.Evaluator`,
+e.g. the rules-based oracles), which is how the player is tested without
+training anything.
+
+The tree is kept between moves: the search follows the moves played since
+its last search (ours and the opponent's) and reuses the subtree it reaches,
+so no ``notify`` is needed. With ``randomize`` the move is chosen by
+Cazenave's tournament rule (:func:`harness.players.choice.tournament_choice`)
+so that repeated games between the same networks differ.
+
+A time budget (``set_limits(move_time=...)``) is met by sizing the next
+search from the speed of the previous ones, since a search always runs to
+its playout count.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from harness.game.position import Game
+from harness.players.base import RESIGN
+from harness.players.choice import tournament_choice
+from harness.players.network import Network, load_network
+
+MIN_TIMED_PLAYOUTS = 8
+
+
+class MCTSPlayer:
+    def __init__(
+        self,
+        model: str | Path | Network | None = None,
+        *,
+        evaluator=None,
+        playouts: int = 200,
+        randomize: bool = False,
+        leaves_per_step: int = 8,
+        resign_threshold: float | None = None,
+        encoder: str | None = None,
+        config=None,
+        seed: int | None = None,
+        name: str | None = None,
+    ):
+        from harness.search import MCTSConfig
+
+        if (model is None) == (evaluator is None):
+            raise ValueError("MCTSPlayer needs a model or an evaluator (not both)")
+        self.network = None
+        if model is not None:
+            self.network = model if isinstance(model, Network) else load_network(model)
+        self._evaluator = evaluator
+        self.board_size = self.network.size if self.network else int(evaluator.size)
+        self.config = config or MCTSConfig(
+            playouts=playouts,
+            leaves_per_game=leaves_per_step,
+            resign_threshold=resign_threshold,
+            resign_disabled_fraction=0.0,
+        )
+        self.playouts = self.config.playouts
+        self.randomize = randomize
+        self.encoder = encoder
+        source = self.network.path if self.network else type(evaluator).__name__
+        self.name = name or f"mcts:{source}@{self.playouts}"
+        self.move_time: float | None = None
+        self._rng = np.random.default_rng(seed)
+        self._searches: dict[str, object] = {}
+        self._rate: float | None = None  # playouts per second seen so far
+        self.last_result = None
+
+    def reset(self, size: int, komi: float, rules: str) -> None:
+        for search in self._searches.values():
+            search.reset()
+
+    def reseed(self, seed: int) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def set_limits(self, *, move_time: float | None = None, playouts: int | None = None) -> None:
+        if move_time is not None:
+            self.move_time = move_time
+        if playouts is not None:
+            self.playouts = playouts
+
+    def _search(self, rules: str):
+        from harness.search import BatchedSearch, EvaluatorConfig, NetworkEvaluator
+
+        if self.network is None:
+            encoder, evaluator = "", self._evaluator
+        else:
+            encoder = self.network.encoder_for(rules, self.encoder)
+        if encoder not in self._searches:
+            if self.network is not None:
+                batch = max(8, self.config.leaves_per_game)
+                evaluator = NetworkEvaluator(
+                    self.network.model, encoder, self.network.size,
+                    EvaluatorConfig(batch_size=batch),
+                )
+            self._searches[encoder] = BatchedSearch(
+                evaluator, self.config, games=1, seed=int(self._rng.integers(2**31))
+            )
+        return self._searches[encoder]
+
+    def _budget(self) -> int:
+        if self.move_time is None or self._rate is None:
+            return self.playouts
+        return max(MIN_TIMED_PLAYOUTS, min(self.playouts, int(self._rate * self.move_time)))
+
+    def select_move(self, game: Game) -> int:
+        from harness.search import should_resign
+
+        if self.network is not None:
+            self.network.check_game(game)
+        search = self._search(game.rules)
+        started = time.perf_counter()
+        result = search.search([game], playouts=self._budget(), add_noise=False, full=True)[0]
+        elapsed = time.perf_counter() - started
+        if result.new_playouts > 0 and elapsed > 0:
+            self._rate = result.new_playouts / elapsed
+        self.last_result = result
+        if result.visits.sum() == 0:
+            return game.pass_move if game.rules != "nogo" else RESIGN
+        if should_resign(result, self.config, enabled=True, move_number=len(game.moves)):
+            return RESIGN
+        if self.randomize:
+            return tournament_choice(result.visits, self._rng)
+        return int(result.best_move)
+
+    def close(self) -> None:
+        self._searches.clear()
