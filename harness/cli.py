@@ -40,11 +40,24 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS:
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:  # one broken stage must not take every command down
+            p = sub.add_parser(name, help=f"(unavailable: {exc})")
+            p.set_defaults(_run=_unavailable(name, exc))
+            continue
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
         p.set_defaults(_run=module.run)
     return parser
+
+
+def _unavailable(name: str, exc: Exception):
+    def run(_args: argparse.Namespace) -> int:
+        print(f"harness {name}: cannot load ({type(exc).__name__}: {exc})", file=sys.stderr)
+        return 2
+
+    return run
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -43,6 +43,7 @@ class PlayedGame:
     engine_scores: dict[str, str] = field(default_factory=dict)  # engine -> its final_score
     seconds: float = 0.0
     sgf_path: Path | None = None
+    crashed: bool = False  # a player failed (crash, timeout): an error game, not a loss
 
     @property
     def winner(self) -> int:
@@ -100,7 +101,7 @@ def play_game(
         for listener in listeners:
             notify(listener, game, int(move))
 
-    result, reason = None, ""
+    result, reason, crashed = None, "", False
     while result is None:
         if game.is_over:
             result, reason = _natural_end(game, scorer)
@@ -116,6 +117,7 @@ def play_game(
         except Exception as exc:  # any player failure is a forfeit
             result = GameResult(3 - color, "forfeit")
             reason = f"{COLOR_NAMES[color]} ({player.name}) failed: {_one_line(exc)}"
+            crashed = True
             break
         if move == RESIGN:
             game.resign(color)
@@ -134,6 +136,7 @@ def play_game(
                 loser = BLACK if listener is black else WHITE
                 result = GameResult(3 - loser, "forfeit")
                 reason = f"{COLOR_NAMES[loser]} ({listener.name}) failed: {_one_line(exc)}"
+                crashed = True
                 break
 
     played = PlayedGame(
@@ -149,6 +152,7 @@ def play_game(
         date=_dt.date.today().isoformat(),
         seed=seed,
         seconds=time.perf_counter() - started,
+        crashed=crashed,
     )
     if result.kind in ("score", "draw") and rules != "nogo":
         played.harness_score = scorer(game) if scorer else game.score()

@@ -221,10 +221,7 @@ def play_task(task: GameTask, config: TournamentConfig) -> GameRow:
             error=f"{type(exc).__name__}: {exc}".splitlines()[0],
         )
     result = played.result
-    if result.kind == "forfeit" and "failed" in played.reason:
-        error = played.reason  # crash or timeout: not a chess-clock loss, an error game
-    else:
-        error = None
+    error = played.reason if played.crashed else None  # crash or timeout: not a loss
     score = None if error else {BLACK: 1.0, WHITE: 0.0}.get(result.winner, 0.5)
     winner = {BLACK: task.black, WHITE: task.white}.get(result.winner) if not error else None
     return GameRow(
