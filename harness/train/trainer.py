@@ -95,6 +95,9 @@ def _exclude_from_decay(optimizer) -> None:
         optimizer.exclude_from_weight_decay(var_names=list(DECAY_EXCLUDED))
 
 
+exclude_from_decay = _exclude_from_decay  # public: the RL learner reloads checkpoints too
+
+
 def compile_model(model, config: TrainConfig, value_loss: str, soft_policy: bool) -> None:
     import keras
 

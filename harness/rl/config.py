@@ -1,0 +1,240 @@
+"""The settings of a self-play run: one dataclass per stage, one TOML table each.
+
+A config file has top-level keys (what is played and by which network) and
+the tables ``[mcts]``, ``[evaluator]``, ``[selfplay]``, ``[train]``,
+``[window]``, ``[gating]`` and ``[curriculum]``. Every table maps field by
+field onto its dataclass through :func:`harness.config_io.from_mapping`, so a
+typo stops the run at once with one line naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.config_io import ConfigError, from_mapping, read_toml
+from harness.search import EvaluatorConfig, MCTSConfig
+
+RULES = ("superko", "simple-ko", "nogo")
+WINDOW_UNITS = ("games", "positions")
+CURRICULUM_CRITERIA = ("gating", "loss", "generation")
+HEADS = ("policy", "value", "ownership", "score")
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    """How many games a generation plays and how they are run."""
+
+    games: int = 64  # games per generation
+    parallel: int = 16  # games played at once (search slots, one network batch)
+    max_moves: int | None = None  # None: twice the number of points
+    # No pass prior while less than this fraction of the board is occupied
+    # (0 disables); see harness.rl.selfplay.EarlyPassFilter.
+    pass_min_fill: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.games < 1 or self.parallel < 1:
+            raise ValueError("selfplay games and parallel must be at least 1")
+        if not 0.0 <= self.pass_min_fill < 1.0:
+            raise ValueError(f"pass_min_fill must be in [0, 1), got {self.pass_min_fill}")
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Optimisation per generation (the optimizer state carries across generations)."""
+
+    steps: int = 100  # optimizer steps per generation
+    batch_size: int = 64
+    optimizer: str = "adam"  # AdamW (decoupled decay); "sgd" uses momentum
+    lr: float = 0.002
+    momentum: float = 0.9
+    weight_decay: float = 1e-4
+    # NoGoZero+ section 4: value 1.5, dominion 0.5, score 0.25 (policy 1).
+    loss_weights: dict[str, float] = field(default_factory=dict)
+    # Value target (1 - w) z + w v: z the outcome, v the root value of the search.
+    value_mix: float = 0.0
+    min_positions: int = 0  # skip training until the window holds this many target rows
+    augment: bool = True  # a random symmetry (of 8) per sample
+
+    def __post_init__(self) -> None:
+        if self.steps < 0 or self.batch_size < 1:
+            raise ValueError("train steps must be >= 0 and batch_size >= 1")
+        if not 0.0 <= self.value_mix <= 1.0:
+            raise ValueError(f"value_mix must be in [0, 1], got {self.value_mix}")
+        for head in self.loss_weights:
+            if head not in HEADS:
+                raise ValueError(f"unknown head {head!r} in loss_weights")
+
+
+@dataclass(frozen=True)
+class WindowConfig:
+    """The replay window, counted in games or positions, growing early on.
+
+    After each generation the window grows so that the data added last
+    replaces at most ``replace_fraction`` of it; that fraction decays by
+    ``fraction_decay`` per generation down to ``fraction_min`` (Mattisson,
+    section 3.3: a small buffer first, so the poor early games leave quickly).
+    """
+
+    unit: str = "games"
+    initial: int = 500
+    maximum: int = 20000
+    replace_fraction: float = 0.5
+    fraction_decay: float = 0.9
+    fraction_min: float = 0.1
+
+    def __post_init__(self) -> None:
+        if self.unit not in WINDOW_UNITS:
+            raise ValueError(f"window unit must be one of {WINDOW_UNITS}, got {self.unit!r}")
+        if not 1 <= self.initial <= self.maximum:
+            raise ValueError("window needs 1 <= initial <= maximum")
+        if not 0 < self.fraction_min <= self.replace_fraction <= 1:
+            raise ValueError("window needs 0 < fraction_min <= replace_fraction <= 1")
+        if not 0 < self.fraction_decay <= 1:
+            raise ValueError("window fraction_decay must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class GatingConfig:
+    """AlphaGo Zero's evaluator: the new network must beat the best one to play."""
+
+    enabled: bool = False
+    games: int = 20  # half with each colour
+    threshold: float = 0.55  # promote when the win rate reaches this (draws count half)
+    playouts: int = 50
+    parallel: int = 10
+
+    def __post_init__(self) -> None:
+        if self.games < 1 or self.playouts < 1 or self.parallel < 1:
+            raise ValueError("gating games, playouts and parallel must be at least 1")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ValueError(f"gating threshold must be in [0, 1], got {self.threshold}")
+
+
+@dataclass(frozen=True)
+class CurriculumConfig:
+    """NoGoZero+ network curriculum: a small net plays, a large one learns too.
+
+    The large network trains on every generation's window but plays no game
+    until the small one stalls:
+
+    - ``"gating"``: the small net failed gating ``patience`` generations in a row;
+    - ``"loss"``: its policy loss improved by less than ``min_delta`` over the
+      last ``patience`` generations;
+    - ``"generation"``: at generation ``switch_generation``.
+    """
+
+    enabled: bool = False
+    model: str = ""  # zoo name of the larger network
+    criterion: str = "loss"
+    patience: int = 3
+    min_delta: float = 0.01
+    switch_generation: int = 0
+
+    def __post_init__(self) -> None:
+        if self.criterion not in CURRICULUM_CRITERIA:
+            raise ValueError(
+                f"curriculum criterion must be one of {CURRICULUM_CRITERIA}, "
+                f"got {self.criterion!r}"
+            )
+        if self.enabled and not self.model:
+            raise ValueError("curriculum enabled but no large model given")
+        if self.patience < 1:
+            raise ValueError("curriculum patience must be at least 1")
+
+
+@dataclass(frozen=True)
+class RLConfig:
+    """A self-play reinforcement-learning run."""
+
+    run: str = ""  # directory name under runs_dir
+    runs_dir: str = "models"
+    board_size: int = 9
+    rules: str = "superko"
+    komi: float = 7.0
+    encoder: str = "agz17"
+    model: str = "a0.tiny"  # zoo name for a fresh network
+    init: str = ""  # or a checkpoint to start from (e.g. a supervised run's best.keras)
+    heads: list[str] = field(default_factory=list)  # extra heads of a fresh net
+    generations: int = 10
+    seed: int = 0
+    mcts: MCTSConfig = field(default_factory=MCTSConfig)
+    evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
+    selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
+    train: TrainSettings = field(default_factory=TrainSettings)
+    window: WindowConfig = field(default_factory=WindowConfig)
+    gating: GatingConfig = field(default_factory=GatingConfig)
+    curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
+
+    def __post_init__(self) -> None:
+        if self.rules not in RULES:
+            raise ValueError(f"rules must be one of {RULES}, got {self.rules!r}")
+        if not 2 <= self.board_size <= 25:
+            raise ValueError(f"board_size must be in 2..25, got {self.board_size}")
+        if self.generations < 1:
+            raise ValueError("generations must be at least 1")
+        if not self.run:
+            raise ValueError("no run name given (set run = '...' or --run)")
+        if "/" in self.run or self.run in (".", ".."):
+            raise ValueError(f"run name {self.run!r} must be a plain directory name")
+        if (self.curriculum.enabled and self.curriculum.criterion == "gating"
+                and not self.gating.enabled):
+            raise ValueError("curriculum criterion 'gating' needs [gating] enabled = true")
+        for head in self.heads:
+            if head not in ("ownership", "score"):
+                raise ValueError(f"unknown extra head {head!r} (ownership or score)")
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.runs_dir) / self.run
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+_TABLES = {
+    "mcts": MCTSConfig,
+    "evaluator": EvaluatorConfig,
+    "selfplay": SelfPlayConfig,
+    "train": TrainSettings,
+    "window": WindowConfig,
+    "gating": GatingConfig,
+    "curriculum": CurriculumConfig,
+}
+
+
+def config_from_mapping(values: dict[str, Any], source: str) -> RLConfig:
+    """An :class:`RLConfig` from nested tables (a TOML file or a saved ``config.json``)."""
+    values = dict(values)
+    for name, cls in _TABLES.items():
+        table = values.get(name, {})
+        if not isinstance(table, dict):
+            raise ConfigError(f"{source}: [{name}] must be a table")
+        values[name] = from_mapping(cls, table, f"{source} [{name}]")
+    return from_mapping(RLConfig, values, source)
+
+
+def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> RLConfig:
+    """A TOML file, then top-level overrides (command-line flags that were given)."""
+    values = read_toml(path) if path is not None else {}
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return config_from_mapping(values, str(path) if path is not None else "flags")
+
+
+def save_config(config: RLConfig, path: Path) -> None:
+    from harness.rl.files import atomic_text
+
+    atomic_text(path, json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n")
+
+
+def read_config(path: Path) -> RLConfig:
+    try:
+        values = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no saved config (is this an rl run directory?)") from None
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path}: corrupt config ({e})") from None
+    return config_from_mapping(values, str(path))

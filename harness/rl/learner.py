@@ -1,0 +1,157 @@
+"""One network being trained on self-play windows, generation after generation.
+
+The optimizer, losses and loss weights are the supervised trainer's
+(:func:`harness.train.trainer.compile_model`), built from a
+:class:`~harness.train.config.TrainConfig` that describes the RL run, so the
+two stages cannot train differently. A learner's checkpoint keeps the
+optimizer state, so momentum and the step counter carry across generations
+and across a resumed run.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from harness.rl.config import RLConfig
+from harness.rl.samples import Sampler, window_columns
+from harness.train.config import TrainConfig
+from harness.train.sources import derive_seed, to_head_targets
+
+NOGO_PLUS_WEIGHTS = {"ownership": 0.5, "score": 0.25}  # NoGoZero+ section 4 (c_d, c_s)
+NOGO_PLUS_SCORE_RANGE = 5.0  # its score head's range, that c_s was chosen for
+
+
+def model_heads(model) -> tuple[str, ...]:
+    names = set(model.output_names)
+    return tuple(h for h in ("policy", "value", "ownership", "score") if h in names)
+
+
+def score_scale(model) -> float | None:
+    """The score head's output range (``scale * tanh``), None without a score head."""
+    if "score" not in model.output_names:
+        return None
+    return float(getattr(model.get_layer("score"), "scale", 1.0))
+
+
+def loss_weights(config: RLConfig, model) -> dict[str, float]:
+    """Per-head weights: the config's, else 1 for policy and value and NoGoZero+'s
+    for ownership and score. Its score weight is for scores in [-5, 5]; the zoo's
+    score heads span ``[-scale, scale]``, so the default is rescaled by
+    ``(5 / scale)^2`` to weigh the same relative error the same."""
+    weights = {"policy": 1.0, "value": 1.0}
+    heads = model_heads(model)
+    if "ownership" in heads:
+        weights["ownership"] = NOGO_PLUS_WEIGHTS["ownership"]
+    if "score" in heads:
+        scale = score_scale(model) or NOGO_PLUS_SCORE_RANGE
+        weights["score"] = NOGO_PLUS_WEIGHTS["score"] * (NOGO_PLUS_SCORE_RANGE / scale) ** 2
+    weights.update({h: float(w) for h, w in config.train.loss_weights.items() if h in heads})
+    return weights
+
+
+def train_config(config: RLConfig, model_name: str, model) -> TrainConfig:
+    """The supervised trainer's view of this run (optimizer, schedule, loss weights)."""
+    t = config.train
+    steps = max(1, t.steps * config.generations)
+    return TrainConfig(
+        model=model_name, data="self-play", run=config.run, runs_dir=config.runs_dir,
+        encoder=config.encoder, epochs=1, epoch_samples=steps * t.batch_size,
+        batch_size=t.batch_size, optimizer=t.optimizer, momentum=t.momentum, lr=t.lr,
+        lr_schedule="constant", weight_decay=t.weight_decay,
+        loss_weights=loss_weights(config, model), seed=config.seed,
+    )
+
+
+class Learner:
+    """A compiled model plus what it takes to train it on a window."""
+
+    def __init__(self, name: str, model, config: RLConfig):
+        from harness.train.evaluation import model_value_loss
+
+        self.name = name
+        self.model = model
+        self.config = config
+        self.value_loss = model_value_loss(model)
+        self.heads = model_heads(model)
+        self.checkpoint: Path | None = None  # the file holding the current weights
+
+    @classmethod
+    def fresh(cls, name: str, config: RLConfig, model_name: str, init: str = "") -> Learner:
+        """A new network (zoo name, random weights) or one initialised from a checkpoint."""
+        from harness.features import get_encoder
+        from harness.nets import build_model, load_model
+        from harness.train.checkpoints import check_compatible
+        from harness.train.trainer import compile_model
+
+        planes = get_encoder(config.encoder).planes
+        if init:
+            model = load_model(init)
+            check_compatible(model, config.board_size, planes, config.encoder, init)
+        else:
+            model = build_model(model_name, config.board_size, planes,
+                                heads=("policy", "value", *config.heads) if config.heads else None,
+                                seed=config.seed)
+        tc = train_config(config, model.name if init else model_name, model)
+        compile_model(model, tc, _value_loss(model), soft_policy=True)
+        # Build the optimizer's slots now so that the first checkpoint already
+        # holds them (a checkpoint saved before any step would not).
+        model.optimizer.build(model.trainable_variables)
+        return cls(name, model, config)
+
+    @classmethod
+    def load(cls, name: str, config: RLConfig, path: Path) -> Learner:
+        """A learner from its checkpoint, optimizer state included."""
+        from harness.train.checkpoints import load_checkpoint
+        from harness.train.trainer import exclude_from_decay
+
+        model = load_checkpoint(path, compile=True)
+        exclude_from_decay(model.optimizer)
+        learner = cls(name, model, config)
+        learner.checkpoint = Path(path)
+        return learner
+
+    @property
+    def step(self) -> int:
+        return int(self.model.optimizer.iterations)
+
+    def columns(self) -> tuple[str, ...]:
+        return window_columns(self.heads)
+
+    def train(self, window, steps: int, generation: int) -> dict[str, float]:
+        """``steps`` optimizer steps on batches from ``window``; mean losses per head.
+
+        The batches are a function of (run seed, generation, learner), so a
+        generation whose training was killed replays exactly the same steps.
+        """
+        from harness.features import get_encoder
+
+        t = self.config.train
+        sampler = Sampler(window, get_encoder(self.config.encoder), self.config.board_size,
+                          value_mix=t.value_mix, heads=self.heads, augment=t.augment,
+                          score_scale=score_scale(self.model))
+        if steps <= 0 or len(sampler) == 0 or len(sampler) < t.min_positions:
+            return {}
+        salt = sum(map(ord, self.name))
+        rng = np.random.default_rng(derive_seed(self.config.seed, generation, salt))
+        sums: dict[str, float] = {}
+        for _ in range(steps):
+            x, targets, weights = to_head_targets(sampler.batch(rng, t.batch_size),
+                                                  self.value_loss)
+            logs = self.model.train_on_batch(x, targets, sample_weight=weights, return_dict=True)
+            for key, value in logs.items():
+                sums[key] = sums.get(key, 0.0) + float(value)
+        return {k: v / steps for k, v in sums.items()}
+
+    def save(self, path: Path) -> Path:
+        from harness.nets import save_model
+
+        self.checkpoint = save_model(self.model, path)
+        return self.checkpoint
+
+
+def _value_loss(model) -> str:
+    from harness.train.evaluation import model_value_loss
+
+    return model_value_loss(model)

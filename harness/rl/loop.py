@@ -1,0 +1,38 @@
+"""The self-play step of ``harness suite``: an RL run plus its Elo report.
+
+The suite's ``[rl] config`` names an ``harness rl`` TOML file; board, rules,
+komi, seed and encoder come from the suite so that the self-play networks
+play in the same tournament as the supervised ones. When that file names
+neither ``model`` nor ``init``, the run starts from the suite's first
+supervised network (its ``best.keras``). Rerunning the suite resumes an
+unfinished run and skips a finished one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from harness.config_io import read_toml
+from harness.rl.config import config_from_mapping
+from harness.rl.run import RLRun
+
+
+def run_rl_from_suite(config, runs: list[Path], log: Callable[[str], None] = print) -> Path:
+    """Run (or finish) the suite's RL run and write ``OUT/rl/elo.csv`` and ``elo.png``."""
+    from harness.rl.report import rl_report
+
+    values = read_toml(config.rl.config) if config.rl.config else {}
+    if "model" not in values and "init" not in values:
+        values["model"] = config.train.models[0]
+        values["init"] = str(Path(runs[0]) / "best.keras")
+    values.update(run=f"{config.name}-rl", runs_dir=config.models_dir,
+                  board_size=config.board_size, komi=config.komi, rules=config.rules,
+                  seed=config.seed, encoder=config.data.encoder)
+    rl_config = config_from_mapping(values, config.rl.config or "suite [rl]")
+    run = RLRun(rl_config, log=log)
+    state = run.run(resume=run.exists())
+    log(f"rl: {state.generation - 1} generations, {state.games_total} self-play games")
+    out, _ = rl_report(rl_config.run_dir, out=config.out / "rl", count=5,
+                       baselines=("random",), games_per_pair=2, playouts=16, progress=False)
+    return out

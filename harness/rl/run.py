@@ -1,0 +1,358 @@
+"""The generation loop: self-play -> replay window -> training -> gating -> next generation.
+
+Layout of ``RUN/`` (every file written atomically)::
+
+    config.json          the RLConfig of the run
+    state.json           the commit point: generation, phase, best net, window, histories
+    models/gen-NNNN.keras        the self-play lineage after generation N (0: initial)
+    models/large-gen-NNNN.keras  the curriculum's large network
+    models/config.json           encoder etc., so ``mcts:RUN/models/gen-NNNN.keras`` just works
+    buffer/gen-NNNN.h5           generation N's games (see ``harness.rl.buffer``)
+    games/gen-NNNN/*.sgf         every self-play game
+    stats/gen-NNNN.json, stats.csv   per-generation figures
+
+A generation moves through three phases, each ending with a write of
+``state.json``: ``selfplay`` (games committed one by one, then merged),
+``train`` (new checkpoints, then the commit) and ``evaluate`` (gating,
+curriculum, stats, then the commit that starts the next generation). A kill
+at any point resumes at the last commit: finished games are kept, committed
+training is never repeated, and a phase that was cut short is redone with
+the same random streams.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import math
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from harness.config_io import ConfigError
+from harness.rl.buffer import ReplayBuffer
+from harness.rl.config import RLConfig, read_config, save_config
+from harness.rl.curriculum import small_net_stalled
+from harness.rl.files import atomic_json, atomic_text, read_json
+from harness.rl.gating import play_match, promote
+from harness.rl.learner import Learner, train_config
+from harness.rl.selfplay import generation_stats, play_generation
+from harness.rl.window import next_window
+from harness.train.sources import derive_seed
+
+MAIN, LARGE = "main", "large"
+STATS_COLUMNS = (
+    "generation", "games", "games_total", "positions", "positions_total", "mean_length",
+    "games_per_hour", "evals_per_s", "selfplay_s", "train_s", "wall_time_s", "window",
+    "resigned", "resign_checks", "resign_false_positives", "resign_false_positive_rate",
+    "loss", "policy_loss", "value_loss", "ownership_loss", "score_loss",
+    "large_loss", "large_policy_loss", "large_value_loss",
+    "gate_games", "gate_win_rate", "promoted", "active", "best",
+)
+
+
+@dataclass
+class NetState:
+    """One network's lineage: its latest checkpoint and its history."""
+
+    model: str
+    checkpoint: str  # relative to the run directory
+    policy_losses: list[float] = field(default_factory=list)
+    promotions: list[bool] = field(default_factory=list)
+
+
+@dataclass
+class RunState:
+    generation: int = 1  # the generation being worked on
+    phase: str = "selfplay"  # selfplay, train, evaluate
+    best: str = ""  # checkpoint that plays the games
+    active: str = MAIN  # which lineage is the self-play lineage
+    window: int = 0
+    games_total: int = 0
+    positions_total: int = 0
+    wall_time_s: float = 0.0
+    switched_at: int = 0
+    nets: dict[str, NetState] = field(default_factory=dict)
+    last_train: dict[str, dict] = field(default_factory=dict)
+    last_selfplay: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_json(cls, values: dict) -> RunState:
+        nets = {k: NetState(**v) for k, v in values.pop("nets", {}).items()}
+        return cls(**values, nets=nets)
+
+
+class RLRun:
+    """A run directory and the loop over its generations."""
+
+    def __init__(self, config: RLConfig, log: Callable[[str], None] = print):
+        self.config = config
+        self.path = config.run_dir
+        self.log = log
+        self.buffer = ReplayBuffer(self.path / "buffer", config.board_size)
+        self.learners: dict[str, Learner] = {}
+        self._evaluators: dict[int, object] = {}
+
+    # --- files ------------------------------------------------------------
+    @property
+    def state_path(self) -> Path:
+        return self.path / "state.json"
+
+    def model_path(self, lineage: str, generation: int) -> Path:
+        prefix = "" if lineage == MAIN else f"{lineage}-"
+        return self.path / "models" / f"{prefix}gen-{generation:04d}.keras"
+
+    def read_state(self) -> RunState:
+        values = read_json(self.state_path)
+        if values is None:
+            raise ConfigError(f"{self.path}: no rl run to resume (no state.json)")
+        return RunState.from_json(values)
+
+    def write_state(self, state: RunState) -> None:
+        atomic_json(self.state_path, asdict(state))
+
+    def exists(self) -> bool:
+        return self.state_path.exists()
+
+    # --- start --------------------------------------------------------------
+    def create(self) -> RunState:
+        """Generation 0: the initial network(s) on disk, then the first commit."""
+        config = self.config
+        self.path.mkdir(parents=True, exist_ok=True)
+        save_config(config, self.path / "config.json")
+        state = RunState(window=config.window.initial)
+        main = Learner.fresh(MAIN, config, config.model, config.init)
+        self._save_learner(main, 0)
+        self._write_model_config(main)
+        name = main.model.name if config.init else config.model  # a checkpoint names itself
+        state.nets[MAIN] = NetState(name, self._rel(self.model_path(MAIN, 0)))
+        if config.curriculum.enabled:
+            large = Learner.fresh(LARGE, config, config.curriculum.model)
+            self._save_learner(large, 0)
+            state.nets[LARGE] = NetState(config.curriculum.model,
+                                         self._rel(self.model_path(LARGE, 0)))
+        self.learners = {MAIN: main, **({LARGE: large} if config.curriculum.enabled else {})}
+        state.best = state.nets[MAIN].checkpoint
+        self.write_state(state)
+        self.log(f"run {self.path}: {config.generations} generations of "
+                 f"{config.selfplay.games} games, {config.board_size}x{config.board_size} "
+                 f"{config.rules}, {state.nets[MAIN].model}")
+        return state
+
+    def _rel(self, path: Path) -> str:
+        return str(path.relative_to(self.path))
+
+    def _save_learner(self, learner: Learner, generation: int) -> Path:
+        return learner.save(self.model_path(learner.name, generation))
+
+    def _write_model_config(self, learner: Learner) -> None:
+        """``models/config.json`` in the supervised format, which players read
+        to find a checkpoint's encoder."""
+        from harness.train.config import save_config as save_train_config
+
+        folder = self.path / "models"
+        folder.mkdir(parents=True, exist_ok=True)
+        save_train_config(train_config(self.config, self.config.model or "zoo", learner.model),
+                          folder / "config.json")
+
+    # --- the loop -------------------------------------------------------------
+    def run(self, *, resume: bool = False, generations: int | None = None) -> RunState:
+        """Create or resume the run and work until its last generation is done."""
+        if resume:
+            state = self.read_state()
+            self.log(f"resuming {self.path} at generation {state.generation} ({state.phase})")
+        else:
+            if self.exists():
+                raise ConfigError(f"{self.path}: run already exists (use --resume)")
+            state = self.create()
+        last = min(self.config.generations, generations or self.config.generations)
+        while state.generation <= last:
+            self.generation(state)
+        return state
+
+    def generation(self, state: RunState) -> None:
+        g = state.generation
+        if state.phase == "selfplay":
+            self._selfplay(state, g)
+        if state.phase == "train":
+            self._train(state, g)
+        if state.phase == "evaluate":
+            self._evaluate(state, g)
+
+    def _learner(self, state: RunState, name: str) -> Learner:
+        learner = self.learners.get(name)
+        expected = self.path / state.nets[name].checkpoint
+        if learner is None or learner.checkpoint != expected:
+            learner = Learner.load(name, self.config, expected)
+            self.learners[name] = learner
+        return learner
+
+    def _evaluator(self, state: RunState, checkpoint: str):
+        """The network of ``checkpoint`` behind the search's Evaluator interface.
+
+        A learner's in-memory model is used when it holds that checkpoint's
+        weights, and its evaluator is kept: the compiled forward pass reads
+        the model's variables, so it follows training without being traced
+        again (tracing costs more than a small generation's games).
+        """
+        from harness.nets import load_model
+        from harness.search import NetworkEvaluator
+
+        model = None
+        for name, net in state.nets.items():
+            if net.checkpoint == checkpoint:
+                model = self._learner(state, name).model
+        if model is None:
+            model = load_model(self.path / checkpoint)
+        evaluator = self._evaluators.get(id(model))
+        if evaluator is None or evaluator.model is not model:
+            evaluator = NetworkEvaluator(model, self.config.encoder, self.config.board_size,
+                                         self.config.evaluator)
+            self._evaluators = {id(model): evaluator}
+        evaluator.clear_cache()
+        return evaluator
+
+    def _selfplay(self, state: RunState, g: int) -> None:
+        t0 = time.perf_counter()
+        if not self.buffer.chunk_path(g).exists():
+            player = Path(state.best).stem
+            play_generation(self._evaluator(state, state.best), self.config, g, self.buffer,
+                            self.path, player=player, log=self.log)
+            self.buffer.merge(g)
+        else:
+            self.buffer.merge(g)  # removes a stale parts directory
+        progress = read_json(self.path / "stats" / f"gen-{g:04d}.selfplay.json", {})
+        stats = generation_stats(self.buffer, g, progress)
+        added = stats["games"] if self.config.window.unit == "games" else stats["positions"]
+        state.window = next_window(state.window, added, g - 1, self.config.window)
+        state.games_total += stats["games"]
+        state.positions_total += stats["positions"]
+        state.wall_time_s += stats["selfplay_s"] if stats["selfplay_s"] else (
+            time.perf_counter() - t0)
+        state.last_selfplay = stats
+        state.phase = "train"
+        self.write_state(state)
+        self.log(f"generation {g}: {stats['games']} games, mean length "
+                 f"{stats['mean_length']:.1f}, {stats['games_per_hour']:.0f} games/h, "
+                 f"{stats['evals_per_s']:.0f} evals/s")
+
+    def _trained_lineages(self, state: RunState) -> list[str]:
+        """Both networks train until the switch; afterwards only the large one."""
+        if state.switched_at:
+            return [LARGE]
+        return [MAIN, LARGE] if LARGE in state.nets else [MAIN]
+
+    def _train(self, state: RunState, g: int) -> None:
+        t0 = time.perf_counter()
+        results: dict[str, dict] = {}
+        learners = [self._learner(state, name) for name in self._trained_lineages(state)]
+        # One window with every column either network needs: read once, shared.
+        columns = tuple(dict.fromkeys(c for learner in learners for c in learner.columns()))
+        window = self.buffer.window(state.window, self.config.window.unit, columns)
+        for learner in learners:
+            name = learner.name
+            logs = learner.train(window, self.config.train.steps, g)
+            path = self._save_learner(learner, g)
+            results[name] = logs
+            state.nets[name].checkpoint = self._rel(path)
+            if "policy_loss" in logs:
+                state.nets[name].policy_losses.append(float(logs["policy_loss"]))
+            summary = ", ".join(f"{k} {v:.3f}" for k, v in logs.items()) or "no training"
+            self.log(f"generation {g}: {name} net, window {window.n_games} games "
+                     f"({len(window.target_rows())} samples): {summary}")
+        state.last_train = results
+        state.wall_time_s += time.perf_counter() - t0
+        state.last_selfplay["train_s"] = time.perf_counter() - t0
+        state.phase = "evaluate"
+        self.write_state(state)
+
+    def _evaluate(self, state: RunState, g: int) -> None:
+        t0 = time.perf_counter()
+        config = self.config
+        active = state.active
+        candidate = state.nets[active].checkpoint
+        gate = {"gate_games": 0, "gate_win_rate": float("nan")}
+        promoted = True
+        if config.gating.enabled and candidate != state.best:
+            result = self._gate(state, candidate, g)
+            promoted = promote(result.wins, result.games, config.gating.threshold)
+            gate = {"gate_games": result.games, "gate_win_rate": result.win_rate}
+            self.log(f"generation {g}: {Path(candidate).stem} scored {result.wins:g}/"
+                     f"{result.games} against {Path(state.best).stem}: "
+                     f"{'promoted' if promoted else 'kept the best'}")
+        state.nets[active].promotions.append(promoted)
+        if promoted:
+            state.best = candidate
+        main = state.nets[MAIN]
+        if (LARGE in state.nets and not state.switched_at
+                and small_net_stalled(config.curriculum, g, main.policy_losses, main.promotions)):
+            state.switched_at = g
+            state.active = LARGE
+            state.best = state.nets[LARGE].checkpoint
+            self.log(f"generation {g}: the small network stalled; "
+                     f"{state.nets[LARGE].model} plays from now on")
+        state.wall_time_s += time.perf_counter() - t0
+        row = self._stats_row(state, g, gate, promoted)
+        atomic_json(self.path / "stats" / f"gen-{g:04d}.json", row)
+        self._write_stats_csv(g)
+        state.generation = g + 1
+        state.phase = "selfplay"
+        self.write_state(state)
+
+    def _gate(self, state: RunState, candidate: str, g: int):
+        from harness.nets import load_model
+        from harness.search import NetworkEvaluator
+
+        gating = self.config.gating
+
+        best = NetworkEvaluator(load_model(self.path / state.best), self.config.encoder,
+                                self.config.board_size, self.config.evaluator)
+        return play_match(
+            self._evaluator(state, candidate), best, gating.games,
+            size=self.config.board_size, komi=self.config.komi, rules=self.config.rules,
+            playouts=gating.playouts, parallel=gating.parallel,
+            max_moves=self.config.selfplay.max_moves,
+            seed=derive_seed(self.config.seed, g, 7919),
+        )
+
+    def _stats_row(self, state: RunState, g: int, gate: dict, promoted: bool) -> dict:
+        s = state.last_selfplay
+        row = {
+            "generation": g, **s, "games_total": state.games_total,
+            "positions_total": state.positions_total, "wall_time_s": state.wall_time_s,
+            "window": state.window, **gate, "promoted": promoted, "active": state.active,
+            "best": state.best,
+        }
+        for name, logs in state.last_train.items():
+            prefix = "" if name == MAIN else f"{name}_"
+            for key, value in logs.items():
+                row[f"{prefix}{key}"] = value
+        return row
+
+    def _write_stats_csv(self, upto: int) -> None:
+        rows = []
+        for g in range(1, upto + 1):
+            row = read_json(self.path / "stats" / f"gen-{g:04d}.json")
+            if row is not None:
+                rows.append(row)
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=STATS_COLUMNS, extrasaction="ignore")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: _fmt(row.get(k, "")) for k in STATS_COLUMNS})
+        atomic_text(self.path / "stats.csv", buf.getvalue())
+
+
+def _fmt(value):
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.6g}"
+    return value
+
+
+def open_run(path: str | Path) -> tuple[RLConfig, RLRun]:
+    """An existing run directory's config and run object."""
+    config = read_config(Path(path) / "config.json")
+    config = dataclasses.replace(config, runs_dir=str(Path(path).parent), run=Path(path).name)
+    return config, RLRun(config)

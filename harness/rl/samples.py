@@ -1,0 +1,86 @@
+"""Training batches drawn from the replay window, with symmetry augmentation.
+
+A sample is a row with ``target == 1``, drawn uniformly from the window. A
+random symmetry (of 8) is applied to the stored stones, the policy and the
+ownership *before* encoding, as the supervised pipeline does
+(``harness.data.pipeline``): the encoders are equivariant, and permuting int8
+rows is cheaper than permuting float planes. History rows are gathered with
+the dataset's compiled kernel, so rows before a game's first move are empty.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.data.dataset import gather_history
+from harness.data.pipeline import symmetry_tables
+from harness.rl.buffer import Window
+from harness.rl.targets import mixed_value
+
+BASE_COLUMNS = ("stones", "to_play", "policy", "target", "value", "root_value", "move_number")
+
+
+def window_columns(heads: tuple[str, ...]) -> tuple[str, ...]:
+    """The position columns training a model with ``heads`` reads."""
+    return BASE_COLUMNS + tuple(h for h in ("ownership", "score") if h in heads)
+
+
+class Sampler:
+    """Batches ``(x, targets, weights)`` from a window; values stay signed."""
+
+    def __init__(self, window: Window, encoder, size: int, *, value_mix: float = 0.0,
+                 heads: tuple[str, ...] = ("policy", "value"), augment: bool = True,
+                 score_scale: float | None = None):
+        self.window = window
+        self.encoder = encoder
+        self.size = size
+        self.points = size * size
+        self.value_mix = value_mix
+        self.heads = heads
+        self.augment = augment
+        self.score_scale = score_scale
+        self.perms = symmetry_tables(size)
+        self.rows = window.target_rows()
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def batch(self, rng: np.random.Generator, batch_size: int):
+        rows = self.rows[rng.integers(0, len(self.rows), batch_size)]
+        ks = rng.integers(0, 8, batch_size) if self.augment else np.zeros(batch_size, np.int64)
+        return self.make(rows, ks)
+
+    def make(self, rows: np.ndarray, ks: np.ndarray):
+        """The batch of window rows ``rows`` under symmetries ``ks``."""
+        c = self.window.columns
+        n = len(rows)
+        hist = np.zeros((n, self.encoder.history, self.points), np.int8)
+        gather_history(c["stones"], rows, c["move_number"][rows].astype(np.int64),
+                       ks.astype(np.int64), self.perms, hist)
+        to_play = c["to_play"][rows]
+        x = self.encoder.encode(hist, to_play, self.size)
+        index = np.arange(n)[:, None]
+        dest = self.perms[ks]  # (n, P): where each point goes
+        policy = np.zeros((n, self.points + 1), np.float32)
+        source = c["policy"][rows].astype(np.float32)
+        policy[index, dest] = source[:, : self.points]
+        policy[:, self.points] = source[:, self.points]
+        policy /= np.maximum(policy.sum(axis=1, keepdims=True), 1e-12)
+        value = mixed_value(c["value"][rows], c["root_value"][rows], self.value_mix)
+        targets = {"policy": policy, "value": value}
+        ones = np.ones(n, np.float32)
+        weights = {"policy": ones, "value": ones}
+        games = self.window.games
+        game = self.window.game_of_row[rows]
+        if "ownership" in self.heads:
+            own = np.zeros((n, self.points), np.float32)
+            own[index, dest] = c["ownership"][rows]
+            targets["ownership"] = own
+            weights["ownership"] = games["ownership_known"][game].astype(np.float32)
+        if "score" in self.heads:
+            score = c["score"][rows].astype(np.float32)
+            if self.score_scale:
+                score = np.clip(score, -self.score_scale, self.score_scale)
+            targets["score"] = score.reshape(n, 1)
+            weights["score"] = games["score_known"][game].astype(np.float32)
+        return x, targets, weights

@@ -1,0 +1,60 @@
+"""``harness rl-report`` pieces: which generations play, under which names, and the figure."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.rl.files import atomic_json
+from harness.rl.report import (
+    generation_points,
+    players_for,
+    plot_elo_progress,
+    select,
+)
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    # Five generations; gating kept gen 2's network through generation 3.
+    best = ["gen-0001", "gen-0002", "gen-0002", "gen-0004", "gen-0005"]
+    for g, name in enumerate(best, start=1):
+        atomic_json(tmp_path / "stats" / f"gen-{g:04d}.json",
+                    {"best": f"models/{name}.keras", "games_total": 10 * g,
+                     "wall_time_s": 60.0 * g})
+    return tmp_path
+
+
+def test_points_follow_the_finished_generations(run_dir):
+    points = generation_points(run_dir)
+    assert [p.generation for p in points] == [0, 1, 2, 3, 4, 5]
+    assert points[0].checkpoint == "models/gen-0000.keras" and points[0].games == 0
+    assert points[3].checkpoint == "models/gen-0002.keras"
+    assert points[5].games == 50 and points[5].wall_time_s == 300.0
+
+
+def test_select_spreads_evenly_or_takes_the_asked_generations(run_dir):
+    points = generation_points(run_dir)
+    assert [p.generation for p in select(points, None, 3)] == [0, 2, 5]
+    assert [p.generation for p in select(points, None, 10)] == [0, 1, 2, 3, 4, 5]
+    assert [p.generation for p in select(points, [4, 1], 3)] == [1, 4]
+    with pytest.raises(ValueError, match="generation 9"):
+        select(points, [9], 3)
+
+
+def test_generations_with_the_same_network_share_a_player(run_dir):
+    points = generation_points(run_dir)
+    entries = players_for(points, run_dir, 16, "agz17")
+    assert len(entries) == 5  # gen 3 kept gen 2's network
+    assert points[3].player == points[2].player == "gen2"
+    assert entries[0].startswith("gen0=mcts:")
+    assert entries[0].endswith("@16,randomize=1,encoder=agz17")
+
+
+def test_the_figure_is_written(run_dir):
+    points = generation_points(run_dir)
+    players_for(points, run_dir, 16, "agz17")
+    elo = {p.player: (10.0 * p.generation, 10.0 * p.generation - 50, 10.0 * p.generation + 50)
+           for p in points}
+    elo["random"] = (-300.0, -400.0, -200.0)
+    path = plot_elo_progress(points, elo, ["random"], run_dir / "report" / "elo.png")
+    assert path.exists() and path.stat().st_size > 1000
