@@ -29,7 +29,7 @@ gnugo:
 	else echo "warning: gnugo not installed and not root; GNU Go tests will skip"; fi
 
 run: install gnugo
-	$(BIN)/harness run $(CONFIG)
+	$(BIN)/harness suite $(CONFIG)
 
 test: install gnugo
 	$(BIN)/python -m pytest -n 2 -q

@@ -7,6 +7,7 @@ one-line message before any work starts.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import tomllib
 import types
@@ -30,6 +31,18 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: config file not found") from None
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: not valid TOML ({e})") from None
+
+
+def add_flags(parser: argparse.ArgumentParser, flags: dict[str, tuple[str, type]]) -> None:
+    """One ``--flag`` per config field; unset flags stay None so the config file wins."""
+    for key, (flag, kind) in flags.items():
+        names = ["-o", "--out"] if flag == "-o" else [flag]
+        parser.add_argument(*names, dest=key, type=kind, default=None)
+
+
+def given_flags(args: argparse.Namespace, flags: dict[str, tuple[str, type]]) -> dict[str, Any]:
+    """The config fields the user set on the command line."""
+    return {key: getattr(args, key) for key in flags if getattr(args, key) is not None}
 
 
 def from_mapping(cls: type[T], values: dict[str, Any], source: str) -> T:

@@ -5,23 +5,15 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.config_io import ConfigError, from_mapping, read_toml
+from harness.arena.tournament import GAME_FLAGS
+from harness.config_io import ConfigError, add_flags, from_mapping, given_flags, read_toml
 
 HELP = "play a resumable round-robin tournament and write ranking tables"
 
 # Flags that map one-to-one onto TournamentConfig fields.
 _FLAGS = {
-    "out": ("-o", str),
-    "board_size": ("--board-size", int),
-    "komi": ("--komi", float),
-    "rules": ("--rules", str),
+    **GAME_FLAGS,
     "games_per_pair": ("--games-per-pair", int),
-    "opening_moves": ("--opening-moves", int),
-    "max_moves": ("--max-moves", int),
-    "move_time": ("--move-time", float),
-    "playouts": ("--playouts", int),
-    "parallel": ("--parallel", int),
-    "seed": ("--seed", int),
     "anchor": ("--anchor", str),
 }
 
@@ -34,9 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         'mcts:models/run/best.keras@200, policy:PATH, gtp:"pachi -t =5000"',
     )
     parser.add_argument("--config", help="TOML file with a [tournament] table (flags override)")
-    for key, (flag, kind) in _FLAGS.items():
-        names = [flag] if flag != "-o" else ["-o", "--out"]
-        parser.add_argument(*names, dest=key, type=kind, default=None)
+    add_flags(parser, _FLAGS)
     parser.add_argument("--retry-errors", action="store_true", help="replay games that errored")
     parser.add_argument("--no-progress", action="store_true")
 
@@ -50,7 +40,7 @@ def config_from_args(args: argparse.Namespace):
         table = read_toml(args.config)
         values = dict(table.get("tournament", table))
         source = args.config
-    values.update({k: getattr(args, k) for k in _FLAGS if getattr(args, k) is not None})
+    values.update(given_flags(args, _FLAGS))
     if args.players:
         values["players"] = list(args.players)
     if args.retry_errors:

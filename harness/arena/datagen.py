@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.arena.tournament import (
+    GAME_FLAGS,
     GameRow,
     GameTask,
     append_result,
@@ -23,7 +24,7 @@ from harness.arena.tournament import (
     random_opening,
     read_results,
 )
-from harness.config_io import ConfigError, from_mapping
+from harness.config_io import ConfigError, add_flags, from_mapping, given_flags
 
 HELP = "generate training games: a player (uct:N, gnugo:N, ...) against itself, saved as SGF"
 
@@ -90,31 +91,17 @@ def generate(config: DatagenConfig, *, progress: bool = True) -> list[GameRow]:
     return latest_rows(read_results(config.out))
 
 
-_FLAGS = {
-    "out": ("-o", str),
-    "games": ("--games", int),
-    "board_size": ("--board-size", int),
-    "komi": ("--komi", float),
-    "rules": ("--rules", str),
-    "opening_moves": ("--opening-moves", int),
-    "max_moves": ("--max-moves", int),
-    "move_time": ("--move-time", float),
-    "playouts": ("--playouts", int),
-    "parallel": ("--parallel", int),
-    "seed": ("--seed", int),
-}
+_FLAGS = {**GAME_FLAGS, "games": ("--games", int)}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("player", help="player spec, e.g. uct:200, gnugo:1, random")
-    for key, (flag, kind) in _FLAGS.items():
-        names = ["-o", "--out"] if flag == "-o" else [flag]
-        parser.add_argument(*names, dest=key, type=kind, default=None)
+    add_flags(parser, _FLAGS)
     parser.add_argument("--no-progress", action="store_true")
 
 
 def run(args: argparse.Namespace) -> int:
-    values = {k: getattr(args, k) for k in _FLAGS if getattr(args, k) is not None}
+    values = given_flags(args, _FLAGS)
     try:
         config = from_mapping(DatagenConfig, {"player": args.player, **values}, "command line")
     except ConfigError as e:

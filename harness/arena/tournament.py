@@ -26,6 +26,20 @@ from harness.game.geometry import BLACK, WHITE
 
 RESULTS_FILE = "results.jsonl"
 
+# Command-line flags shared by everything that plays games (tournament, datagen).
+GAME_FLAGS: dict[str, tuple[str, type]] = {
+    "out": ("-o", str),
+    "board_size": ("--board-size", int),
+    "komi": ("--komi", float),
+    "rules": ("--rules", str),
+    "opening_moves": ("--opening-moves", int),
+    "max_moves": ("--max-moves", int),
+    "move_time": ("--move-time", float),
+    "playouts": ("--playouts", int),
+    "parallel": ("--parallel", int),
+    "seed": ("--seed", int),
+}
+
 
 @dataclass
 class TournamentConfig:
@@ -97,6 +111,14 @@ class GameRow:
     error: str | None = None
     harness_score: float | None = None
     engine_scores: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def failed(cls, task: GameTask, message: str) -> GameRow:
+        """An error game: recorded with its reason, never rated."""
+        first_line = message.splitlines()[0] if message else "unknown error"
+        return cls(
+            task.game_id, task.black, task.white, None, None, "?", "error", 0, 0.0, error=first_line
+        )
 
 
 def schedule(config: TournamentConfig) -> list[GameTask]:
@@ -208,18 +230,7 @@ def play_task(task: GameTask, config: TournamentConfig) -> GameRow:
         for name in (task.black, task.white):  # rebuilt (restarted) for the next game
             if name in _PLAYERS:
                 _close_quietly(_PLAYERS.pop(name))
-        return GameRow(
-            task.game_id,
-            task.black,
-            task.white,
-            None,
-            None,
-            "?",
-            "error",
-            0,
-            0.0,
-            error=f"{type(exc).__name__}: {exc}".splitlines()[0],
-        )
+        return GameRow.failed(task, f"{type(exc).__name__}: {exc}")
     result = played.result
     error = played.reason if played.crashed else None  # crash or timeout: not a loss
     score = None if error else {BLACK: 1.0, WHITE: 0.0}.get(result.winner, 0.5)
@@ -301,18 +312,7 @@ def play_all(tasks: Sequence[GameTask], config: TournamentConfig) -> Iterator[Ga
             try:
                 yield future.result()
             except Exception as exc:  # a worker died: record, never count twice
-                yield GameRow(
-                    task.game_id,
-                    task.black,
-                    task.white,
-                    None,
-                    None,
-                    "?",
-                    "error",
-                    0,
-                    0.0,
-                    error=f"worker failed: {type(exc).__name__}: {exc}",
-                )
+                yield GameRow.failed(task, f"worker failed: {type(exc).__name__}: {exc}")
 
 
 def latest_rows(rows: Sequence[GameRow]) -> list[GameRow]:

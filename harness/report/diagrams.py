@@ -14,8 +14,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Circle
 
 from harness.game.geometry import BLACK, COLUMNS, WHITE
+from harness.report.figures import save_figure
 
 
 def draw_board(
@@ -44,28 +46,15 @@ def draw_board(
         ax.plot([0, size - 1], [i, i], color="black", linewidth=0.5)
         ax.plot([i, i], [0, size - 1], color="black", linewidth=0.5)
     board = stones.reshape(size, size)
-    for color, face in ((BLACK, "black"), (WHITE, "white")):
-        rows, cols = np.nonzero(board == color)
-        ax.scatter(
-            cols,
-            rows,
-            s=(200 / size) ** 2 * 1.6,
-            c=face,
-            edgecolors="black",
-            linewidths=0.6,
-            zorder=3,
-        )
+    for (r, c), color in np.ndenumerate(board):
+        if color in (BLACK, WHITE):
+            face = "black" if color == BLACK else "white"
+            ax.add_patch(Circle((c, r), 0.46, facecolor=face, edgecolor="black", linewidth=0.6,
+                                zorder=3))
     if played is not None and played < size * size:
         r, c = divmod(played, size)
-        ax.scatter(
-            [c],
-            [r],
-            s=(200 / size) ** 2 * 1.6,
-            facecolors="none",
-            edgecolors="#1f77b4",
-            linewidths=2.0,
-            zorder=4,
-        )
+        ax.add_patch(Circle((c, r), 0.5, facecolor="none", edgecolor="#1f77b4", linewidth=2.0,
+                            zorder=4))
     ax.set_xticks(range(size), list(COLUMNS[:size]), fontsize=6)
     ax.set_yticks(range(size), [str(size - r) for r in range(size)], fontsize=6)
     ax.set_title(title, fontsize=8)
@@ -90,9 +79,4 @@ def policy_figure(
             played=played,
             title=f"{name}\ntop {label} ({probs[top]:.0%})",
         )
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=100)

@@ -198,11 +198,13 @@ def sample_diagrams(config: SuiteConfig, runs: list[Path]) -> list[Path]:
             rows = data.split_rows("train")
         if len(rows) == 0:
             return []
-        # Middle-game positions say more than empty boards.
+        # Middle-game positions (about a third of the board filled) say more
+        # than empty or finished boards.
         rng = np.random.default_rng(config.seed)
-        rows = rng.choice(rows, size=min(config.bench.diagrams * 4, len(rows)), replace=False)
+        rows = rng.choice(rows, size=min(config.bench.diagrams * 8, len(rows)), replace=False)
         sample = data.positions(np.sort(rows), history=encoder.history)
-        order = np.argsort(-(sample["stones"][:, -1] != 0).sum(axis=1))[: config.bench.diagrams]
+        filled = (sample["stones"][:, -1] != 0).mean(axis=1)
+        order = np.argsort(np.abs(filled - 0.35))[: config.bench.diagrams]
     x = encoder.encode(sample["stones"][order], sample["to_play"][order], config.board_size)
     policies: dict[str, np.ndarray] = {}
     for model_name, run in zip(config.train.models, runs, strict=True):

@@ -11,6 +11,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from harness.report.figures import save_figure
+
 
 def plot_win_matrix(matrix: pd.DataFrame, path: str | Path) -> Path:
     """Heat map of the row player's score against the column player."""
@@ -26,7 +28,7 @@ def plot_win_matrix(matrix: pd.DataFrame, path: str | Path) -> Path:
                 ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=8)
     ax.set_title("Score of row player against column player")
     fig.colorbar(image, ax=ax, fraction=0.046)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_elo(ranking: pd.DataFrame, path: str | Path) -> Path:
@@ -37,13 +39,4 @@ def plot_elo(ranking: pd.DataFrame, path: str | Path) -> Path:
     ax.barh(frame["player"], frame["elo"], xerr=err, color="#4c72b0", capsize=3)
     ax.axvline(0, color="black", linewidth=0.8)
     ax.set_xlabel("Elo (Bradley-Terry, 95% interval)")
-    return _save(fig, path)
-
-
-def _save(fig, path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path)
