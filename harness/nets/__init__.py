@@ -1,1 +1,46 @@
-"""nets stage."""
+"""Model zoo: Keras factories for the architectures the harness compares.
+
+Names are parsed without Keras (``parse_model_name``, ``model_names``); the
+rest loads Keras on first use, so ``import harness.nets`` stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from harness.nets.names import ModelSpec, parse_model_name
+from harness.nets.registry import model_names
+
+if TYPE_CHECKING:
+    from harness.nets.factories import build_model
+    from harness.nets.saving import ModelFileError, load_model, save_model
+    from harness.nets.summary import model_summary, value_loss_of
+
+_LAZY = {
+    "build_model": "harness.nets.factories",
+    "load_model": "harness.nets.saving",
+    "save_model": "harness.nets.saving",
+    "ModelFileError": "harness.nets.saving",
+    "model_summary": "harness.nets.summary",
+    "value_loss_of": "harness.nets.summary",
+}
+
+__all__ = [
+    "ModelFileError",
+    "ModelSpec",
+    "build_model",
+    "load_model",
+    "model_names",
+    "model_summary",
+    "parse_model_name",
+    "save_model",
+    "value_loss_of",
+]
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'harness.nets' has no attribute {name!r}")

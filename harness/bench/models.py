@@ -1,0 +1,130 @@
+"""``harness bench models``: forward passes and training samples per second.
+
+Cazenave's tables I and II: forward speed by batch size, and how fast a
+network trains. Inference runs Keras's compiled predict step on a fixed input
+shape, warmed up before timing; training runs the compiled train step with
+SGD and the heads' losses. Timings on a shared machine are noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from harness.bench.table import format_table, save_table
+
+HELP = "forward positions/s by batch size and training samples/s (Cazenave tables I-II)"
+HEADER = ("model", "board", "params", "MFLOPs", "pass", "batch", "positions/s", "batches/s")
+DEFAULT_BATCHES = (1, 8, 32, 128, 512)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("names", nargs="+", metavar="NAME", help="model names (docs/models.md)")
+    parser.add_argument("--board-size", type=int, default=19)
+    parser.add_argument("--planes", type=int, default=21, help="input planes (encoder width)")
+    parser.add_argument("--batch-sizes", type=_batch_list, default=DEFAULT_BATCHES,
+                        help="comma-separated inference batch sizes (default 1,8,32,128,512)")
+    parser.add_argument("--train-batch", type=int, default=32,
+                        help="training batch size (Cazenave trains with 32); 0 skips training")
+    parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    parser.add_argument("--save", metavar="STEM", default=None,
+                        help="write STEM.csv and STEM.md (default results/bench/models-BxB)")
+
+
+def _batch_list(text: str) -> tuple[int, ...]:
+    try:
+        sizes = tuple(int(t) for t in text.replace(" ", "").split(",") if t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"bad batch sizes {text!r} (want e.g. 1,8,32)") from None
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"bad batch sizes {text!r} (positive integers)")
+    return sizes
+
+
+def _rate(step, seconds: float) -> float:
+    """Calls per second of ``step`` after two warm-up calls (the first compiles)."""
+    step()
+    step()
+    calls, start = 0, time.perf_counter()
+    while True:
+        step()
+        calls += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds and calls >= 3:
+            return calls / elapsed
+
+
+def forward_rate(model, batch: int, seconds: float) -> float:
+    """Forward batches per second with a fixed input shape."""
+    import numpy as np
+
+    shape = (batch, *model.inputs[0].shape[1:])
+    x = np.random.default_rng(0).random(shape, dtype=np.float32)
+    return _rate(lambda: model.predict_on_batch(x), seconds)
+
+
+def train_rate(model, batch: int, seconds: float) -> float:
+    """Training batches per second (SGD with momentum, every head's loss)."""
+    import keras
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    board = model.inputs[0].shape[1]
+    points = board * board
+    x = rng.random((batch, *model.inputs[0].shape[1:]), dtype=np.float32)
+    heads = set(model.output_names)
+    value = rng.integers(0, 2, (batch, 1)).astype(np.float32)
+    targets = {"policy": rng.integers(0, points + 1, batch),
+               "value": value if model.value_loss == "bce" else 2 * value - 1}
+    losses = {"policy": keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+              "value": "binary_crossentropy" if model.value_loss == "bce" else "mse"}
+    if "ownership" in heads:
+        targets["ownership"] = rng.integers(-1, 2, (batch, points)).astype(np.float32)
+        losses["ownership"] = "mse"
+    if "score" in heads:
+        targets["score"] = rng.normal(0, 5, (batch, 1)).astype(np.float32)
+        losses["score"] = "mse"
+    model.compile(optimizer=keras.optimizers.SGD(0.001, momentum=0.9), loss=losses)
+    return _rate(lambda: model.train_on_batch(x, targets), seconds)
+
+
+def measure(args: argparse.Namespace, log=print) -> list[tuple]:
+    import keras
+
+    from harness.nets import build_model, model_summary
+
+    rows = []
+    board = f"{args.board_size}x{args.board_size}"
+    for name in args.names:
+        keras.backend.clear_session()
+        model = build_model(name, args.board_size, args.planes, seed=0)
+        info = model_summary(model)
+        mflops = info["flops"] / 1e6
+        for batch in args.batch_sizes:
+            rate = forward_rate(model, batch, args.seconds)
+            rows.append((name, board, info["params"], mflops, "forward", batch, rate * batch, rate))
+            log(f"  {name} forward batch {batch}: {rate * batch:,.0f} positions/s")
+        if args.train_batch:
+            rate = train_rate(model, args.train_batch, args.seconds)
+            rows.append((name, board, info["params"], mflops, "train", args.train_batch,
+                         rate * args.train_batch, rate))
+            log(f"  {name} train batch {args.train_batch}: {rate * args.train_batch:,.0f} "
+                f"samples/s")
+    return rows
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.nets import parse_model_name
+
+    try:
+        for name in args.names:
+            parse_model_name(name)
+        rows = measure(args)
+    except ValueError as error:
+        print(f"harness bench models: {error}")
+        return 2
+    print(format_table(HEADER, rows))
+    stem = args.save or f"results/bench/models-{args.board_size}x{args.board_size}"
+    save_table(HEADER, rows, stem)
+    print(f"saved {stem}.csv and {stem}.md")
+    return 0

@@ -1,0 +1,107 @@
+"""Trunk blocks: functions from a Keras tensor to a Keras tensor, one per block design.
+
+Bias and batch-norm placement follow the papers exactly where a parameter
+count depends on it (Cazenave V.A): his residual and stem convolutions carry
+a bias although batch norm follows; his MobileNet convolutions do not.
+"""
+
+from __future__ import annotations
+
+from keras import layers
+
+from harness.nets.builder import LayerMaker
+from harness.nets.layers import MaxAverageOut
+
+
+def agz_block(x, filters: int, make: LayerMaker):
+    """AlphaGo Zero residual block: conv-BN-ReLU-conv-BN, add the input, ReLU."""
+    y = make.bn_relu(make.conv(filters, 3)(x))
+    y = make.bn()(make.conv(filters, 3)(y))
+    return make.relu()(layers.Add()([x, y]))
+
+
+def golois_block(x, filters: int, make: LayerMaker):
+    """Golois residual block (Cazenave V.A): ReLU right after each convolution,
+    one batch norm after the addition."""
+    y = make.conv(filters, 3, activation="relu")(x)
+    y = make.conv(filters, 3, activation="relu")(y)
+    return make.bn()(layers.Add()([x, y]))
+
+
+def inverted_residual_block(x, trunk: int, expansion: int, make: LayerMaker):
+    """MobileNetV2 block as Cazenave uses it: 1x1 expand, depthwise 3x3, 1x1
+    squeeze back to the trunk width (linear bottleneck), add the input."""
+    m = make.bn_relu(make.conv(expansion, 1, bias=False)(x))
+    m = make.bn_relu(make.depthwise(3)(m))
+    m = make.bn()(make.conv(trunk, 1, bias=False)(m))
+    return layers.Add()([m, x])
+
+
+def basic_block(x, filters: int, make: LayerMaker):
+    """ResNet18 basic block; a 1x1 projection shortcut when the width changes.
+
+    Stride is always 1: a Go board is too small to halve, and per-point heads
+    need the full-resolution map.
+    """
+    shortcut = x
+    if x.shape[-1] != filters:
+        shortcut = make.bn()(make.conv(filters, 1, bias=False)(x))
+    y = make.bn_relu(make.conv(filters, 3, bias=False)(x))
+    y = make.bn()(make.conv(filters, 3, bias=False)(y))
+    return make.relu()(layers.Add()([shortcut, y]))
+
+
+def preact_block(x, filters: int, make: LayerMaker):
+    """Pre-activation residual block (BN-ReLU-conv twice), the plain NoGoZero+ block."""
+    y = make.conv(filters, 3, bias=False)(make.bn_relu(x))
+    y = make.conv(filters, 3, bias=False)(make.bn_relu(y))
+    return layers.Add()([x, y])
+
+
+def garb_split(channels: int) -> tuple[int, int]:
+    """Widths of X and G in a GARB: G takes C/3 (rounded), X twice that, so the
+    fully connected layer maps 2*|G| pooled values to |X| without reduction."""
+    g = max(1, round(channels / 3))
+    return 2 * g, g
+
+
+def global_pooling_bias(x, g, make: LayerMaker):
+    """NoGoZero+ global pooling structure: BN+ReLU on G, mean and max over the
+    board, a fully connected layer to X's width, added to every point of X."""
+    g = make.bn_relu(g)
+    pooled = layers.Concatenate()([layers.GlobalAveragePooling2D()(g),
+                                   layers.GlobalMaxPooling2D()(g)])
+    bias = make.dense(x.shape[-1])(pooled)
+    bias = layers.Reshape((1, 1, x.shape[-1]))(bias)
+    return layers.Add()([x, bias])
+
+
+def garb_block(x, filters: int, make: LayerMaker):
+    """Global attention residual block (NoGoZero+ 3.2.1), pre-activation style:
+    two convolutions split the input into X and G, G biases X through the
+    global pooling structure, a last convolution restores the width."""
+    t = make.bn_relu(x)
+    x_width, g_width = garb_split(filters)
+    biased = global_pooling_bias(make.conv(x_width, 3, bias=False)(t),
+                                 make.conv(g_width, 3, bias=False)(t), make)
+    y = make.conv(filters, 3, bias=False)(make.bn_relu(biased))
+    return layers.Add()([x, y])
+
+
+def mlpconv(x, width: int, make: LayerMaker):
+    """Network-in-network mlpconv layer: a 3x3 convolution and a 1x1 one, both ReLU."""
+    x = make.conv(width, 3, activation="relu")(x)
+    return make.conv(width, 1, activation="relu")(x)
+
+
+def mao_block(x, width: int, pieces: int, dropout: float, make: LayerMaker):
+    """MAO block (MAO paper figure 3): a MAO layer followed by two mlpconv layers."""
+    x = MaxAverageOut(width, pieces, dropout, seed=make.next_seed(),
+                      kernel_initializer=_glorot(make))(x)
+    x = mlpconv(x, width, make)
+    return mlpconv(x, width, make)
+
+
+def _glorot(make: LayerMaker):
+    seed = make.next_seed()
+    return {"class_name": "GlorotUniform", "config": {"seed": seed}}

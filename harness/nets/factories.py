@@ -1,0 +1,137 @@
+"""Model factories: a name, a board size and an input width in, a ``keras.Model`` out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import keras
+
+from harness.nets import blocks
+from harness.nets import heads as head_fns
+from harness.nets.builder import LayerMaker
+from harness.nets.names import ModelSpec, parse_model_name, with_overrides
+
+MIN_BOARD, MAX_BOARD = 2, 25
+
+
+def build_model(name: str, board_size: int, input_planes: int, *,
+                heads: Iterable[str] | None = None, value_loss: str | None = None,
+                seed: int | None = None) -> keras.Model:
+    """Build the named model for ``board_size`` x ``board_size`` inputs of ``input_planes``.
+
+    ``heads`` replaces the name's set of outputs (policy and value are always
+    built; add "ownership" and/or "score"); ``value_loss`` ("mse" or "bce")
+    replaces its value convention. The model's name is the canonical name of
+    the result and ``model.value_loss`` records the convention.
+    """
+    spec = with_overrides(parse_model_name(name), heads=heads, value_loss=value_loss)
+    return build_from_spec(spec, board_size, input_planes, seed=seed)
+
+
+def build_from_spec(spec: ModelSpec, board_size: int, input_planes: int, *,
+                    seed: int | None = None) -> keras.Model:
+    if not MIN_BOARD <= int(board_size) <= MAX_BOARD:
+        raise ValueError(f"board size {board_size} outside {MIN_BOARD}..{MAX_BOARD}")
+    if int(input_planes) < 1:
+        raise ValueError(f"input planes must be at least 1, got {input_planes}")
+    make = LayerMaker(seed)
+    board = keras.Input((board_size, board_size, input_planes), name="board")
+    features = TRUNKS[spec.family](board, spec, make)
+    outputs = {
+        "policy": _policy(features, spec, board_size, make),
+        "value": _value(features, spec, make),
+    }
+    if spec.ownership:
+        outputs["ownership"] = head_fns.ownership_head(features, board_size, make)
+    if spec.score:
+        scale = spec.score_scale if spec.score_scale is not None else board_size * board_size
+        outputs["score"] = head_fns.score_head(features, float(scale), make)
+    model = keras.Model(board, outputs, name=spec.name)
+    model.value_loss = spec.value_loss
+    model.spec = spec
+    return model
+
+
+def _policy(x, spec: ModelSpec, board_size: int, make: LayerMaker):
+    if spec.policy_head == "az":
+        return head_fns.az_policy(x, board_size, make)
+    if spec.policy_head == "conv":
+        return head_fns.conv_policy(x, board_size, make)
+    if spec.policy_head == "qiqiao":
+        return head_fns.qiqiao_policy(x, board_size, make)
+    return head_fns.mao_policy(x, board_size, make, width=spec.width, pieces=spec.pieces,
+                            dropout=spec.dropout)
+
+
+def _value(x, spec: ModelSpec, make: LayerMaker):
+    if spec.value_head == "az":
+        return head_fns.az_value(x, spec.value_loss, make)
+    if spec.value_head == "avg":
+        return head_fns.avg_value(x, spec.value_loss, make)
+    if spec.value_head == "qiqiao":
+        return head_fns.qiqiao_value(x, spec.value_loss, make)
+    return head_fns.mao_value(x, spec.value_loss, make, width=spec.width, pieces=spec.pieces,
+                           dropout=spec.dropout)
+
+
+def resnet_trunk(x, spec: ModelSpec, make: LayerMaker):
+    """AlphaGo Zero tower. Cazenave's a0 networks read the 21 planes with a 1x1
+    convolution (the counts of V.A need it); ``stem3`` gives AlphaGo Zero's 3x3."""
+    x = make.bn_relu(make.conv(spec.width, 3 if spec.stem3 else 1)(x))
+    block = blocks.golois_block if spec.golois else blocks.agz_block
+    for _ in range(spec.blocks):
+        x = block(x, spec.width, make)
+    return x
+
+
+def mobile_trunk(x, spec: ModelSpec, make: LayerMaker):
+    x = make.bn_relu(make.conv(spec.width, 1)(x))
+    for _ in range(spec.blocks):
+        x = blocks.inverted_residual_block(x, spec.width, spec.expansion, make)
+    return x
+
+
+def resnet18_trunk(x, spec: ModelSpec, make: LayerMaker):
+    """ResNet18's four stages of two basic blocks, widths W, 2W, 4W, 8W, on the
+    board: the 7x7 stride-2 stem and max pooling become one 3x3 convolution and
+    no stage halves the board."""
+    x = make.bn_relu(make.conv(spec.width, 3, bias=False)(x))
+    for stage in range(4):
+        for _ in range(2):
+            x = blocks.basic_block(x, spec.width * 2**stage, make)
+    return x
+
+
+def mao_trunk(x, spec: ModelSpec, make: LayerMaker):
+    """MAO network (figure 4): an mlpconv stem twice the block width (80 for
+    40), then the common MAO blocks; the policy and value pieces are heads."""
+    x = blocks.mlpconv(x, 2 * spec.width, make)
+    for _ in range(spec.blocks):
+        x = blocks.mao_block(x, spec.width, spec.pieces, spec.dropout, make)
+    return x
+
+
+def garb_trunk(x, spec: ModelSpec, make: LayerMaker):
+    """NoGoZero+ pre-activation tower: plain and global attention residual
+    blocks alternate, starting with a plain one; a final BN+ReLU feeds the heads."""
+    x = make.conv(spec.width, 3, bias=False)(x)
+    for i in range(spec.blocks):
+        block = blocks.garb_block if i % 2 else blocks.preact_block
+        x = block(x, spec.width, make)
+    return make.bn_relu(x)
+
+
+def qiqiao_trunk(x, spec: ModelSpec, make: LayerMaker):
+    for width in spec.conv_widths:
+        x = make.conv(width, 3, activation="relu")(x)
+    return x
+
+
+TRUNKS = {
+    "resnet": resnet_trunk,
+    "mobile": mobile_trunk,
+    "resnet18": resnet18_trunk,
+    "mao": mao_trunk,
+    "garb": garb_trunk,
+    "qiqiao": qiqiao_trunk,
+}

@@ -1,0 +1,104 @@
+"""The zoo's two custom Keras layers; everything else is built from stock layers.
+
+Both use ``keras.ops`` only (no TensorFlow calls) so the models run on any
+Keras backend, and both are registered so ``.keras`` files load with
+``safe_mode=True``.
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+
+@keras.saving.register_keras_serializable(package="harness")
+class PassLogit(keras.layers.Layer):
+    """Append a constant zero logit for the pass move to the B*B board logits.
+
+    Softmax ignores a shift common to all logits, so fixing the pass logit at
+    zero loses nothing when the board logits come from a dense layer (a dense
+    layer with B*B+1 outputs is the same function class), and it is how a fully
+    convolutional head, which has no natural place for a pass, can still learn
+    to pass: by lowering every board logit below zero. It also keeps the
+    parameter counts of the paper's networks, which have no pass output.
+    """
+
+    def call(self, logits):
+        return ops.concatenate([logits, ops.zeros_like(logits[:, :1])], axis=-1)
+
+    def compute_output_shape(self, input_shape):
+        points = input_shape[-1]
+        return (*input_shape[:-1], None if points is None else points + 1)
+
+    def get_config(self):
+        return super().get_config()
+
+
+@keras.saving.register_keras_serializable(package="harness")
+class MaxAverageOut(keras.layers.Layer):
+    """A MAO layer: ``units`` maximum-average-out units side by side (MAO paper 2.1).
+
+    Each unit (1) passes its input through a channel selector, a per-sample
+    dropout mask of shape 1x1xC active in training only (the all-pass state at
+    inference); (2) convolves it with ``pieces`` kernels; (3) averages each
+    resulting map over the board; (4) outputs the map(s) whose average equals
+    the maximum (equation 5 keeps ties). Like Maxout, the selection is the
+    nonlinearity: there is no activation.
+
+    One selector mask per sample is shared by the units of a layer: separate
+    masks per unit would need one convolution per unit and sample.
+    Kernels use "same" padding so that the maps keep the board's size.
+    """
+
+    def __init__(self, units: int, pieces: int, dropout: float = 0.0, kernel_size: int = 3,
+                 seed: int | None = None, kernel_initializer="glorot_uniform", **kwargs):
+        super().__init__(**kwargs)
+        if units < 1 or pieces < 1 or not 0.0 <= dropout < 1.0:
+            raise ValueError(f"MaxAverageOut needs units >= 1, pieces >= 1 and 0 <= dropout < 1 "
+                             f"(got {units}, {pieces}, {dropout})")
+        self.units = int(units)
+        self.pieces = int(pieces)
+        self.dropout = float(dropout)
+        self.kernel_size = int(kernel_size)
+        self.seed = seed
+        self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.seed_generator = keras.random.SeedGenerator(seed)
+
+    def build(self, input_shape):
+        channels = int(input_shape[-1])
+        k = self.kernel_size
+        self.kernel = self.add_weight(
+            name="kernel", shape=(k, k, channels, self.units * self.pieces),
+            initializer=self.kernel_initializer)
+        self.bias = self.add_weight(name="bias", shape=(self.units * self.pieces,),
+                                    initializer="zeros")
+
+    def call(self, inputs, training=None):
+        if training and self.dropout > 0.0:
+            shape = ops.shape(inputs)
+            inputs = keras.random.dropout(inputs, self.dropout,
+                                          noise_shape=(shape[0], 1, 1, shape[3]),
+                                          seed=self.seed_generator)
+        maps = ops.conv(inputs, self.kernel, strides=1, padding="same") + self.bias
+        height, width = inputs.shape[1], inputs.shape[2]
+        maps = ops.reshape(maps, (-1, height, width, self.units, self.pieces))
+        averages = ops.mean(maps, axis=(1, 2), keepdims=True)
+        best = ops.max(averages, axis=-1, keepdims=True)
+        chosen = ops.cast(ops.greater_equal(averages, best), maps.dtype)
+        return ops.sum(maps * chosen, axis=-1)
+
+    def compute_output_shape(self, input_shape):
+        return (*input_shape[:-1], self.units)
+
+    def flops_per_position(self, input_shape) -> int:
+        """Two FLOPs per multiply-accumulate of the convolution."""
+        _, height, width, channels = input_shape
+        k = self.kernel_size
+        return 2 * k * k * int(channels) * self.units * self.pieces * int(height) * int(width)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(units=self.units, pieces=self.pieces, dropout=self.dropout,
+                      kernel_size=self.kernel_size, seed=self.seed,
+                      kernel_initializer=keras.initializers.serialize(self.kernel_initializer))
+        return config
