@@ -254,3 +254,18 @@ def test_a_gtp_spec_is_split_like_a_shell_would_without_running_one():
     finally:
         quoted.close()
         bare.close()
+
+
+def test_uct_with_fewer_playouts_than_moves_still_beats_random():
+    """With 40 playouts on 9x9 every move gets at most one visit: ties must be
+    broken at random, not by point order (which plays the corner and passes)."""
+    from harness.arena.referee import play_game
+    from harness.players.spec import make_player
+
+    uct, rnd = make_player("uct:40", seed=1), make_player("random", seed=2)
+    wins = 0
+    for i in range(8):
+        black, white = (uct, rnd) if i % 2 == 0 else (rnd, uct)
+        played = play_game(black, white, size=9, komi=7.5, seed=i)
+        wins += (played.result.winner == 1) == (black is uct)
+    assert wins >= 7

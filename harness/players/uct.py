@@ -244,9 +244,15 @@ class UCTPlayer:
             return game.pass_move
         visits = tree.edge_visits[start : start + count]
         wins = tree.edge_wins[start : start + count]
-        # Most visits; among equals the better mean.
-        order = np.lexsort((-wins / np.maximum(visits, 1), -visits))
-        best = start + int(order[0])
+        # Most visits; among equals the better mean; among those, chance. With
+        # fewer playouts than moves every edge has one visit, and a fixed
+        # tie-break would always play the lowest-numbered winning point (or
+        # pass) instead of a random good one.
+        means = wins / np.maximum(visits, 1)
+        tied = np.flatnonzero(
+            (visits == visits.max()) & (means == means[visits == visits.max()].max())
+        )
+        best = start + int(self._rng.choice(tied))
         self.last_win_rate = float(tree.edge_wins[best] / max(tree.edge_visits[best], 1))
         if self.resign_below is not None and self.last_win_rate < self.resign_below:
             return RESIGN
@@ -275,8 +281,16 @@ class UCTPlayer:
             if need_nodes > len(tree.node_visits) or need_edges > len(tree.edge_move):
                 tree = _grown(tree, 2 * need_nodes, 2 * need_edges)
             uct_simulate(
-                tree, game.boards, scratch, geo.neighbours, geo.diagonals, geo.zobrist,
-                float(game.komi), self.exploration, n, cap,
+                tree,
+                game.boards,
+                scratch,
+                geo.neighbours,
+                geo.diagonals,
+                geo.zobrist,
+                float(game.komi),
+                self.exploration,
+                n,
+                cap,
             )
             done += n
             if deadline is not None and time.perf_counter() >= deadline:
@@ -307,4 +321,3 @@ def uct_playout_rate(size: int = 9, seconds: float = 2.0, komi: float = 7.5) -> 
     start = time.perf_counter()
     player.search(game)
     return player.last_simulations / (time.perf_counter() - start)
-
