@@ -19,6 +19,7 @@ from harness.config_io import ConfigError, from_mapping, read_toml
 class DataSection:
     sources: list[str] = field(default_factory=list)  # empty: generate games
     player: str = "uct:100"  # who generates games when there are no sources
+    fallback_player: str = "uct:200"  # used when ``player`` needs GNU Go and it is missing
     games: int = 100
     opening_moves: int = 4
     encoder: str = "agz17"
@@ -52,7 +53,7 @@ class RLSection:
 class TournamentSection:
     model_player: str = "policy"  # "policy" (raw network) or "mcts"
     playouts: int = 32  # for model_player = "mcts"
-    baselines: list[str] = field(default_factory=lambda: ["random", "uct:100"])
+    baselines: list[str] = field(default_factory=lambda: ["random", "uct:100"])  # gnugo:N too
     games_per_pair: int = 4
     opening_moves: int = 2
     anchor: str | None = None

@@ -88,8 +88,12 @@ def ensure_dataset(config: SuiteConfig, progress: bool, log: Log) -> Path:
 def generate_games(config: SuiteConfig, progress: bool, log: Log) -> Path:
     from harness.arena.datagen import DatagenConfig, generate
 
+    player = config.data.player
+    if needs_missing_gnugo(player):
+        log(f"GNU Go is not installed: generating with {config.data.fallback_player} instead")
+        player = config.data.fallback_player
     datagen = DatagenConfig(
-        player=config.data.player,
+        player=player,
         games=config.data.games,
         out=str(config.out / "datagen"),
         board_size=config.board_size,
@@ -108,6 +112,13 @@ def generate_games(config: SuiteConfig, progress: bool, log: Log) -> Path:
 
 
 # --- training -----------------------------------------------------------------------
+def needs_missing_gnugo(spec: str) -> bool:
+    """A ``gnugo:N`` spec on a machine without GNU Go (the suite then says so and adapts)."""
+    from harness.gtp.client import find_gnugo
+
+    return spec.split("=", 1)[-1].startswith("gnugo") and find_gnugo() is None
+
+
 def ensure_trained(config: SuiteConfig, dataset: Path, progress: bool, log: Log) -> list[Path]:
     """Train (or finish training) every listed model; returns the run directories."""
     return [train_one(config, dataset, model, progress, log) for model in config.train.models]
@@ -209,7 +220,7 @@ def tournament_players(config: SuiteConfig, runs: list[Path]) -> list[str]:
             players.append(f"{model}=mcts:{checkpoint}@{config.tournament.playouts}")
         else:
             players.append(f"{model}=policy:{checkpoint}")
-    return players + list(config.tournament.baselines)
+    return players + [b for b in config.tournament.baselines if not needs_missing_gnugo(b)]
 
 
 def ensure_tournament(config: SuiteConfig, runs: list[Path], progress: bool, log: Log):
