@@ -1,0 +1,195 @@
+"""``harness bench selfplay``: how fast batched MCTS self-play runs.
+
+Three figures answer "is the search the bottleneck?": network evaluations per
+second inside self-play against the bare model at the same batch size (the
+ratio is the search's overhead), self-play moves per second and full games
+per hour (temperature for the opening, greedy after), and, for scale, plain
+UCT random-playout simulations per second. The bare model is timed in short
+bursts between self-play moves so that both rates see the same machine load;
+the table says how many games the game rate rests on (games that finish
+within a short run are the short ones: run for several game lengths).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from harness.bench.table import format_table, save_table
+
+HELP = "self-play network evaluations/s vs the bare model, games/hour, UCT playouts/s"
+HEADER = ("measure", "value", "unit", "notes")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="a0.6.64",
+                        help="zoo model name (built fresh) or a .keras file (default a0.6.64)")
+    parser.add_argument("--encoder", default="agz17", help="input encoder (default agz17)")
+    parser.add_argument("--board-size", type=int, default=9)
+    parser.add_argument("--playouts", type=int, default=200, help="root visits per move")
+    parser.add_argument("--games", type=int, default=64, help="concurrent games (search slots)")
+    parser.add_argument("--leaves", type=int, default=1,
+                        help="leaves per game per network call (virtual loss between them)")
+    parser.add_argument("--total-games", type=int, default=None,
+                        help="stop after this many finished games (default: only --seconds)")
+    parser.add_argument("--seconds", type=float, default=120.0,
+                        help="stop self-play after this long and estimate from the moves made")
+    parser.add_argument("--opening", type=int, default=8,
+                        help="moves played with temperature 1 before greedy play")
+    parser.add_argument("--komi", type=float, default=7.0)
+    parser.add_argument("--cache", type=int, default=0, help="evaluation cache entries")
+    parser.add_argument("--symmetry", default="random", help="random, none or 0..7")
+    parser.add_argument("--forward", default="function", choices=("function", "predict_on_batch"))
+    parser.add_argument("--bare-seconds", type=float, default=1.0,
+                        help="length of each bare-model burst")
+    parser.add_argument("--bare-every", type=float, default=15.0,
+                        help="seconds of self-play between two bare-model bursts")
+    parser.add_argument("--uct-seconds", type=float, default=2.0,
+                        help="time for the UCT measurement (0 skips it)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--save", metavar="STEM", default=None, help="also write STEM.csv/.md")
+
+
+def _load_model(name: str, size: int, planes: int):
+    from harness import nets
+
+    if name.endswith(".keras"):
+        return nets.load_model(name)
+    return nets.build_model(name, size, planes, seed=1)
+
+
+def bare_rate(evaluator, batch: int, seconds: float) -> tuple[int, float]:
+    """(positions, seconds) of the evaluator's own forward path at ``batch``
+    on random planes, for at least ``seconds``."""
+    import numpy as np
+
+    x = np.random.default_rng(0).random(
+        (batch, evaluator.size, evaluator.size, evaluator.planes), dtype=np.float32
+    )
+    calls, start = 0, time.perf_counter()
+    while True:
+        evaluator.forward(x)
+        calls += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= seconds and calls >= 3:
+            return calls * batch, elapsed
+
+
+class _Interleaved:
+    """Bare-model bursts taken between self-play moves, so that both rates see
+    the same machine load (other jobs share the cores), and the self-play
+    counters with those bursts left out."""
+
+    def __init__(self, evaluator, search, batch: int, every: float, burst: float):
+        self.evaluator, self.search, self.batch = evaluator, search, batch
+        self.every, self.burst = every, burst
+        self.bare_positions, self.bare_seconds = 0, 0.0
+        self.paused = 0.0  # wall time spent in bursts
+        self.last = time.perf_counter()
+        self.samples: list[tuple[float, int, int, float]] = []
+
+    def __call__(self, slot, record) -> None:
+        now = time.perf_counter()
+        if now - self.last >= self.every:
+            positions, seconds = self.evaluator.positions, self.evaluator.seconds
+            n, t = bare_rate(self.evaluator, self.batch, self.burst)
+            self.evaluator.positions, self.evaluator.seconds = positions, seconds
+            self.bare_positions += n
+            self.bare_seconds += t
+            self.paused += time.perf_counter() - now
+            self.last = time.perf_counter()
+        self.samples.append((time.perf_counter() - self.paused, self.search.searches,
+                             self.evaluator.positions, self.evaluator.seconds))
+
+
+def measure(args: argparse.Namespace) -> list[tuple]:
+    from harness.features import get_encoder
+    from harness.search import BatchedSearch, EvaluatorConfig, MCTSConfig, NetworkEvaluator
+    from harness.search.selfplay import play_games
+
+    size = args.board_size
+    encoder = get_encoder(args.encoder)
+    model = _load_model(args.model, size, encoder.planes)
+    batch = args.games * args.leaves
+    symmetry = int(args.symmetry) if args.symmetry.isdigit() else args.symmetry
+    evaluator = NetworkEvaluator(
+        model, encoder, size,
+        EvaluatorConfig(batch_size=batch, symmetry=symmetry, cache_size=args.cache,
+                        forward=args.forward, seed=args.seed),
+    )
+    config = MCTSConfig(playouts=args.playouts, leaves_per_game=args.leaves,
+                        temperature_moves=args.opening)
+    search = BatchedSearch(evaluator, config, games=args.games, seed=args.seed)
+    total = args.total_games or 1_000_000
+    # Compile the kernels and the graph outside the timed run.
+    play_games(search, 1, komi=args.komi, max_moves=2, seed=args.seed)
+    bare_rate(evaluator, batch, 1.0)
+    search.searches = 0
+    probe = _Interleaved(evaluator, search, batch, args.bare_every, args.bare_seconds)
+    start = time.perf_counter()
+    records = play_games(search, total, komi=args.komi, seed=args.seed, on_move=probe,
+                         stop_after=args.seconds)
+    elapsed = time.perf_counter() - start - probe.paused
+    if probe.bare_seconds == 0:
+        n, t = bare_rate(evaluator, batch, args.bare_seconds)
+        probe.bare_positions, probe.bare_seconds = n, t
+    bare = probe.bare_positions / probe.bare_seconds
+
+    # Rates come from the steady state: from the moment every slot has made a
+    # move to the last move made, so that neither the start (all searches
+    # begin together) nor the searches abandoned at the deadline skew them.
+    steady = [s for s in probe.samples if s[1] >= args.games] or probe.samples
+    first, last = steady[0], steady[-1]
+    if last[0] - first[0] < 1.0:  # too short for a steady window
+        first = (start, 0, 0, 0.0)
+    window = last[0] - first[0]
+    evals = (last[2] - first[2]) / window
+    moves = last[1] - first[1]
+    rate = moves / window
+    network_share = (last[3] - first[3]) / window
+    name = f"{model.name} {size}x{size} batch {batch}"
+    rows: list[tuple] = [
+        ("bare model evaluations", bare, "positions/s",
+         f"{name}, {probe.bare_seconds:.0f} s in bursts between self-play moves"),
+        ("self-play evaluations", evals, "positions/s",
+         f"{args.games} games x {args.leaves} leaves, {args.playouts} playouts"),
+        ("self-play / bare", evals / bare, "ratio", "goal >= 0.9"),
+        ("network share of self-play", network_share, "fraction", "time inside forward passes"),
+        ("self-play moves", rate, "moves/s",
+         f"{(last[2] - first[2]) / max(moves, 1):.0f} evaluations per move, {window:.0f} s"),
+    ]
+    finished = len(records)
+    if finished:
+        length = sum(r.length for r in records) / finished
+        rows.append(("self-play games", 3600 * rate / length, "games/hour",
+                     f"moves/s over mean length ({length:.0f} moves, {finished} games)"))
+        rows.append(("self-play games (counted)", 3600 * finished / elapsed, "games/hour",
+                     f"{finished} games finished in {elapsed:.0f} s from a cold start"))
+    else:
+        rows.append(("self-play games", float("nan"), "games/hour",
+                     f"no game finished in {elapsed:.0f} s"))
+    if args.uct_seconds > 0:
+        rows.append(_uct_row(size, args.uct_seconds, args.komi))
+    return rows
+
+
+def _uct_row(size: int, seconds: float, komi: float) -> tuple:
+    try:
+        from harness.players.uct import uct_playout_rate
+    except ImportError:
+        return ("UCT playouts", float("nan"), "playouts/s", "harness.players.uct not available")
+    return ("UCT playouts", uct_playout_rate(size, seconds, komi), "playouts/s",
+            f"{size}x{size}, random playouts, one core")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        rows = measure(args)
+    except ValueError as error:  # unknown model or encoder name, bad model file, bad option
+        print(f"harness bench selfplay: {error}", file=sys.stderr)
+        return 2
+    print(format_table(HEADER, rows))
+    if args.save:
+        save_table(HEADER, rows, args.save)
+    return 0

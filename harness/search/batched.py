@@ -1,0 +1,346 @@
+"""PUCT search over many games at once, one network call per step.
+
+:class:`BatchedSearch` holds G search slots. Each step gathers up to K leaves
+from every slot that is searching (compiled), evaluates them all in one
+evaluator call, and expands and backs them up (compiled). Two ways to drive it:
+
+- ``search(games)``: search a list of games to completion (players, GTP,
+  tests; a single-game search is just G = 1);
+- ``start(i, game)`` then ``step()`` until slot ``i`` appears among the
+  finished results: self-play keeps every slot busy by starting the next
+  move's search as soon as one finishes, so the batch never runs half empty.
+
+Trees are reused between moves: ``advance(i, move)`` keeps the played move's
+subtree, and ``start`` also follows moves played since the slot's last search
+(the opponent's reply in a two-player match) when they lie inside the tree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.game import board as K
+from harness.game.geometry import geometry
+from harness.game.position import Game
+from harness.search import tree as T
+from harness.search.config import MCTSConfig
+from harness.search.evaluator import Evaluator
+from harness.search.leaves import history_rows
+from harness.search.moves import (
+    SearchResult,
+    best_move,
+    choose_full_search,
+    dirichlet_alpha,
+)
+from harness.search.step import Leaves, finish, gather, new_leaves, new_slots
+
+
+@dataclass
+class _SlotInfo:
+    """What the tree in a slot stands for, to decide whether it can be reused."""
+
+    moves: list = field(default_factory=list)  # game.moves at the tree's root
+    history_len: int = -1  # len(game.history) at the root (setup edits change it)
+    hash: int = 0
+    to_play: int = 0
+    rules: str = ""
+    komi: float = 0.0
+    valid: bool = False
+    full: bool = True
+    searching: bool = False
+
+
+def _params(config: MCTSConfig) -> np.ndarray:
+    params = np.zeros(T.PARAM_COUNT, np.float64)
+    params[T.C_PUCT] = config.c_puct
+    params[T.C_BASE] = config.c_base
+    params[T.FPU] = config.fpu_reduction
+    params[T.FPU_ROOT] = config.root_fpu_reduction
+    params[T.VIRTUAL_LOSS] = config.virtual_loss
+    params[T.NOISE_EPSILON] = config.noise_epsilon
+    return params
+
+
+class BatchedSearch:
+    """G concurrent PUCT searches sharing one evaluator."""
+
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        config: MCTSConfig | None = None,
+        games: int = 1,
+        seed: int | None = None,
+    ):
+        self.evaluator = evaluator
+        self.config = config or MCTSConfig()
+        self.size = int(evaluator.size)
+        self.history = int(evaluator.history)
+        self.games = int(games)
+        if self.games < 1:
+            raise ValueError(f"games must be >= 1, got {games}")
+        geo = geometry(self.size)
+        self._nbr, self._zob = geo.neighbours, geo.zobrist
+        self.points = self.size * self.size
+        self.rng = np.random.default_rng(seed)
+        self.params = _params(self.config)
+        self.per_game = self.config.leaves_per_game
+        self._playouts_room = 0
+        self.tree = T.new_tree(self.games, 1)
+        self._spare = T.new_tree(1, 1)
+        self._order = np.zeros(1, np.int32)
+        self.leaves: Leaves = new_leaves(self.games * self.per_game, 2, self.history, self.points)
+        self._ensure_room(self.config.max_playouts)
+        self.slots = new_slots(self.games, self.points)
+        self.roots = K.new_boards(self.games, self.size)
+        self.root_rows = np.zeros((self.games, self.history, self.points), np.int8)
+        self.scratch = K.new_boards(self.games * self.per_game, self.size)
+        self._info = [_SlotInfo() for _ in range(self.games)]
+        self._done: list[tuple[int, SearchResult]] = []
+        self.evaluations = 0  # leaves sent to the evaluator
+        self.steps = 0  # evaluator calls
+        self.searches = 0  # searches completed
+
+    # --- capacity ---------------------------------------------------------
+    def _ensure_room(self, playouts: int) -> None:
+        """Grow node arrays and path buffers so a search of ``playouts`` fits."""
+        if playouts <= self._playouts_room:
+            return
+        self._playouts_room = playouts
+        capacity = self.config.max_nodes or T.node_capacity(playouts, self.points)
+        if self.tree.move.shape[1] < capacity:
+            self.tree = T.grow_tree(self.tree, capacity)
+            self._spare = T.new_tree(1, capacity)
+            self._order = np.zeros(capacity, np.int32)
+        depth = playouts + 2  # a path adds at most one new node per visit
+        if self.leaves.path.shape[1] < depth:
+            count = self.leaves.game.shape[0]
+            self.leaves = new_leaves(count, depth, self.history, self.points)
+
+    # --- slots --------------------------------------------------------------
+    def reset(self, index: int | None = None) -> None:
+        """Forget the tree of one slot (or all)."""
+        for i in range(self.games) if index is None else (index,):
+            T.clear(self.tree, i)
+            self._info[i].valid = False
+
+    def advance(self, index: int, move: int) -> None:
+        """``move`` was played in slot ``index``'s game: keep its subtree."""
+        info = self._info[index]
+        if info.searching:
+            raise RuntimeError(f"slot {index} is still searching")
+        if not (self.config.reuse_tree and info.valid):
+            self.reset(index)
+            return
+        if K.check_move(self.roots, index, move, info.to_play, self._nbr, self._zob) != K.LEGAL:
+            self.reset(index)
+            return
+        child = T.find_child(self.tree, index, T.ROOT, move)
+        T.reroot(self.tree, index, child, self._spare, self._order)  # clears if nothing to keep
+        K.play(self.roots, index, move, self._nbr, self._zob)
+        info.moves = [*info.moves, (info.to_play, move)]
+        info.history_len += 1
+        info.hash = int(self.roots.hash[index])
+        info.to_play = int(self.roots.meta[index, K.TO_PLAY])
+
+    def _sync(self, index: int, game: Game) -> None:
+        """Keep the slot's tree if it describes ``game`` (following any moves
+        played since), otherwise clear it."""
+        info = self._info[index]
+        reusable = (
+            self.config.reuse_tree
+            and info.valid
+            and info.rules == game.rules
+            and info.komi == game.komi
+            and len(game.moves) >= len(info.moves)
+            and len(game.history) - len(game.moves) == info.history_len - len(info.moves)
+            and game.moves[: len(info.moves)] == info.moves
+        )
+        if reusable:
+            for color, move in game.moves[len(info.moves) :]:
+                if color != info.to_play:
+                    reusable = False
+                    break
+                self.advance(index, move)
+                if not info.valid:
+                    break
+        if not (reusable and info.valid and info.hash == game.position_hash
+                and info.to_play == game.to_play):
+            self.reset(index)
+
+    def start(
+        self,
+        index: int,
+        game: Game,
+        playouts: int | None = None,
+        add_noise: bool | None = None,
+        full: bool | None = None,
+    ) -> None:
+        """Begin searching ``game`` in slot ``index``; ``step()`` reports the result.
+
+        ``full`` None draws the playout-cap decision from the config; the
+        budget defaults to ``playouts`` for full searches and ``fast_playouts``
+        for fast ones; noise defaults to ``config.add_noise`` on full searches
+        only. The game is read, never changed.
+        """
+        if game.size != self.size:
+            raise ValueError(
+                f"game is {game.size}x{game.size}, the search is {self.size}x{self.size}"
+            )
+        info = self._info[index]
+        if info.searching:
+            raise RuntimeError(f"slot {index} is already searching")
+        if full is None:
+            full = choose_full_search(self.rng, self.config)
+        if playouts is None:
+            playouts = self.config.playouts if full else (self.config.fast_playouts or 1)
+        if add_noise is None:
+            add_noise = self.config.add_noise and full
+        self._ensure_room(int(playouts))
+        self._sync(index, game)
+
+        K.copy_game(game.boards, 0, self.roots, index)
+        history_rows(game, self.history, self.root_rows[index])
+        info.moves = list(game.moves)
+        info.history_len = len(game.history)
+        info.hash = game.position_hash
+        info.to_play = game.to_play
+        info.rules = game.rules
+        info.komi = game.komi
+        info.valid = True
+        info.full = bool(full)
+
+        s = self.slots
+        s.komi[index] = game.komi
+        s.target[index] = int(playouts)
+        s.new_playouts[index] = 0
+        s.noise_on[index] = False
+        legal = game.legal_moves()
+        if game.is_over or not legal.any():
+            self._done.append((index, self._empty_result(legal, bool(full))))
+            return
+        if add_noise:
+            moves = np.flatnonzero(legal)
+            alpha = dirichlet_alpha(moves.size, self.config)
+            s.noise[index] = 0.0
+            s.noise[index, moves] = self.rng.dirichlet(np.full(moves.size, alpha))
+            s.noise_on[index] = True
+            if self.tree.first[index, T.ROOT] >= 0:
+                epsilon = self.config.noise_epsilon
+                T.mix_root_noise(self.tree, index, s.noise[index], epsilon, s.clean_prior[index])
+        s.active[index] = True
+        info.searching = True
+
+    def _empty_result(self, legal: np.ndarray, full: bool) -> SearchResult:
+        moves = self.points + 1
+        prior = legal / max(legal.sum(), 1)
+        return SearchResult(
+            visits=np.zeros(moves, np.int32),
+            q=np.full(moves, np.nan, np.float32),
+            prior=prior.astype(np.float32),
+            root_value=0.0,
+            best_move=self.points,
+            full=full,
+        )
+
+    def stop(self, index: int) -> SearchResult:
+        """End slot ``index``'s search now and return what it has found (time
+        controls: step until the clock runs out, then stop)."""
+        if not self._info[index].searching:
+            raise RuntimeError(f"slot {index} is not searching")
+        return self._finish_slot(index)
+
+    def abandon(self) -> None:
+        """Stop every search in progress without results (trees are cleared)."""
+        for g in np.flatnonzero(self.slots.active):
+            self.slots.active[g] = False
+            self._info[g].searching = False
+            self.reset(int(g))
+        self._done = []
+
+    # --- stepping -----------------------------------------------------------
+    @property
+    def searching(self) -> int:
+        """Slots still searching."""
+        return int(self.slots.active.sum())
+
+    def step(self) -> list[tuple[int, SearchResult]]:
+        """One batched evaluation; returns (slot, result) for searches that ended."""
+        done, self._done = self._done, []
+        s = self.slots
+        if not s.active.any():
+            return done
+        n = gather(
+            self.tree, s, self.roots, self.root_rows, self.scratch, self.leaves,
+            self.params, self.per_game, self._nbr, self._zob,
+        )
+        if n:
+            leaves = self.leaves
+            policy, value = self.evaluator.evaluate(
+                leaves.rows[:n], leaves.to_play[:n], leaves.legal[:n]
+            )
+            finish(
+                self.tree, s, leaves, n, np.ascontiguousarray(policy, np.float32),
+                np.ascontiguousarray(value, np.float64), self.params,
+            )
+            self.evaluations += n
+        self.steps += 1
+        tree = self.tree
+        for g in np.flatnonzero(s.active):
+            expanded = tree.first[g, T.ROOT] >= 0
+            if expanded and tree.visits[g, T.ROOT] - 1 >= s.target[g]:
+                done.append((int(g), self._finish_slot(int(g))))
+        return done
+
+    def _finish_slot(self, g: int) -> SearchResult:
+        s, tree = self.slots, self.tree
+        moves = self.points + 1
+        visits = np.zeros(moves, np.int32)
+        q = np.zeros(moves, np.float64)
+        prior = np.zeros(moves, np.float32)
+        T.root_stats(tree, g, visits, q, prior)
+        if s.noise_on[g]:
+            T.restore_root_priors(tree, g, s.clean_prior[g])
+            s.noise_on[g] = False
+        s.active[g] = False
+        info = self._info[g]
+        info.searching = False
+        self.searches += 1
+        root_visits = tree.visits[g, T.ROOT]
+        root_value = -tree.value[g, T.ROOT] / root_visits if root_visits else 0.0
+        return SearchResult(
+            visits=visits,
+            q=q.astype(np.float32),
+            prior=prior,
+            root_value=float(root_value),
+            best_move=best_move(visits, q, prior),
+            full=info.full,
+            new_playouts=int(s.new_playouts[g]),
+        )
+
+    def search(
+        self,
+        games: Sequence[Game],
+        playouts: int | Sequence[int] | None = None,
+        add_noise: bool | Sequence[bool] | None = None,
+        full: bool | Sequence[bool] | None = None,
+    ) -> list[SearchResult]:
+        """Search every game (game ``i`` in slot ``i``) and return their results."""
+        if len(games) > self.games:
+            raise ValueError(f"{len(games)} games but only {self.games} search slots")
+
+        def each(value, i):
+            return value[i] if isinstance(value, (list, tuple, np.ndarray)) else value
+
+        for i, game in enumerate(games):
+            self.start(i, game, each(playouts, i), each(add_noise, i), each(full, i))
+        results: list[SearchResult | None] = [None] * len(games)
+        pending = len(games)
+        while pending:
+            for i, result in self.step():
+                results[i] = result
+                pending -= 1
+        return results  # type: ignore[return-value]
+

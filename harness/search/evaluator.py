@@ -1,0 +1,310 @@
+"""Position evaluators: the one interface the search asks for priors and values.
+
+An evaluator takes a batch of leaves as the search builds them (history rows,
+side to move, legal mask) and returns the policy over legal moves (masked,
+renormalised) and the value for the side to move in [-1, 1]. The search never
+sees planes, symmetries or caches, so a test oracle and a Keras network are
+interchangeable.
+
+:class:`NetworkEvaluator` wraps a Keras model. Its forward pass is compiled
+once (a ``tf.function`` with a fixed input signature) and always runs at one
+of a few padded batch shapes, because on a CPU building graphs and oneDNN
+kernels for every new shape costs more than the padding.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from numba import njit
+
+from harness.game.geometry import geometry
+from harness.search.cache import EvalCache, position_keys
+from harness.search.config import EvaluatorConfig
+
+
+@runtime_checkable
+class Evaluator(Protocol):
+    """What the search needs from a network (or an oracle standing in for one)."""
+
+    size: int  # board size
+    history: int  # T: positions per leaf (current last) the evaluator reads
+
+    def evaluate(
+        self, stones: np.ndarray, to_play: np.ndarray, legal: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Priors and values for a batch of positions.
+
+        ``stones`` int8 (N, T, P) history rows (current last, empty before the
+        game), ``to_play`` int8 (N,), ``legal`` bool (N, P + 1). Returns
+        ``policy`` float32 (N, P + 1), zero on illegal moves and summing to 1,
+        and ``value`` float32 (N,) in [-1, 1] for the side to move.
+        """
+        ...
+
+
+@njit(cache=True)
+def masked_softmax(logits, legal, inv_temperature, out):
+    """Softmax over the legal moves only; uniform over them if the logits are
+    not finite (a broken network must not stop a long self-play run)."""
+    n, moves = logits.shape
+    for i in range(n):
+        top = -np.inf
+        for m in range(moves):
+            if legal[i, m] and logits[i, m] > top:
+                top = logits[i, m]
+        total = 0.0
+        for m in range(moves):
+            if legal[i, m]:
+                e = np.exp((logits[i, m] - top) * inv_temperature)
+                out[i, m] = e
+                total += e
+            else:
+                out[i, m] = 0.0
+        if not (total > 0.0 and np.isfinite(total)):
+            count = 0
+            for m in range(moves):
+                if legal[i, m]:
+                    count += 1
+            total = 0.0
+            for m in range(moves):
+                out[i, m] = 1.0 if legal[i, m] else 0.0
+            total = max(count, 1)
+        for m in range(moves):
+            out[i, m] /= total
+    return out
+
+
+def value_convention(model, head: str = "value") -> str:
+    """"tanh" or "sigmoid": what the model's value output means.
+
+    The zoo records it for the ``value`` head as ``model.value_loss`` ("mse" =
+    tanh, "bce" = sigmoid); other heads (and models from elsewhere) tell
+    through the activation of their output layer. Unknown means tanh.
+    """
+    if head == "value":
+        loss = getattr(model, "value_loss", None)
+        if loss in ("mse", "bce"):
+            return "tanh" if loss == "mse" else "sigmoid"
+        stated = getattr(model, "value_convention", None)
+        if stated in ("tanh", "sigmoid"):
+            return stated
+    try:
+        layer = model.get_layer(head)
+    except (ValueError, AttributeError):
+        return "tanh"
+    activation = getattr(layer, "activation", None)
+    name = getattr(activation, "__name__", str(activation))
+    return "sigmoid" if "sigmoid" in name else "tanh"
+
+
+def batch_shapes(batch_size: int) -> list[int]:
+    """The padded shapes forward passes use: powers of two up to the batch size."""
+    shapes, s = [], 8
+    while s < batch_size:
+        shapes.append(s)
+        s *= 2
+    shapes.append(batch_size)
+    return shapes
+
+
+def _inverse_symmetries(ks: np.ndarray) -> np.ndarray:
+    return np.where(ks >= 4, ks, (4 - ks) % 4)
+
+
+class NetworkEvaluator:
+    """A Keras policy-value model behind the :class:`Evaluator` interface.
+
+    ``encoder`` is an encoder name or object (``harness.features``); the model
+    takes its planes ``(N, B, B, C)`` and returns ``policy`` logits
+    ``(N, B*B + 1)`` and a value output (``config.value_head``) ``(N, 1)``.
+    """
+
+    def __init__(self, model, encoder, size: int, config: EvaluatorConfig | None = None):
+        from harness.features import get_encoder
+
+        self.config = config or EvaluatorConfig()
+        self.model = model
+        self.encoder = get_encoder(encoder) if isinstance(encoder, str) else encoder
+        self.size = int(size)
+        self.history = int(self.encoder.history)
+        self.planes = int(self.encoder.planes)
+        self.moves = self.size * self.size + 1
+        self._check_model()
+        self.convention = self.config.value_convention or value_convention(
+            model, self.config.value_head
+        )
+        self._zobrist = geometry(self.size).zobrist
+        self._rng = np.random.default_rng(self.config.seed)
+        self._shapes = batch_shapes(self.config.batch_size)
+        self._x = np.zeros(
+            (self.config.batch_size, self.size, self.size, self.planes), np.float32
+        )
+        self.cache = (
+            EvalCache(self.config.cache_size, self.moves) if self.config.cache_size else None
+        )
+        self._sources: np.ndarray | None = None
+        self._forward = self._compile()
+        self.positions = 0  # positions the network evaluated (cache misses)
+        self.calls = 0  # forward passes run
+        self.seconds = 0.0  # wall time inside forward passes
+
+    # --- the network ----------------------------------------------------
+    def _check_model(self) -> None:
+        """Fail at once, in one line, when model and encoder do not fit."""
+        name = getattr(self.model, "name", type(self.model).__name__)
+        inputs = getattr(self.model, "inputs", None)
+        if inputs:
+            shape = tuple(inputs[0].shape[1:])
+            wanted = (self.size, self.size, self.planes)
+            if shape != wanted:
+                raise ValueError(
+                    f"model {name} takes inputs {shape}, but a {self.size}x{self.size} board "
+                    f"with encoder {getattr(self.encoder, 'name', '?')} gives {wanted}"
+                )
+        names = list(getattr(self.model, "output_names", None) or [])
+        for output in ("policy", self.config.value_head):
+            if names and output not in names:
+                raise ValueError(f"model {name} has no {output!r} output (outputs: {names})")
+
+    def _compile(self):
+        head = self.config.value_head
+        names = list(getattr(self.model, "output_names", None) or [])
+
+        def outputs(out):
+            if isinstance(out, dict):
+                return out["policy"], out[head]
+            if isinstance(out, (list, tuple)):
+                return out[names.index("policy")], out[names.index(head)]
+            raise TypeError(f"model returned {type(out).__name__}, expected a dict or list")
+
+        import keras
+
+        if self.config.forward == "function" and keras.backend.backend() == "tensorflow":
+            import tensorflow as tf
+
+            spec = tf.TensorSpec((None, self.size, self.size, self.planes), tf.float32)
+
+            @tf.function(input_signature=[spec], jit_compile=False, reduce_retracing=True)
+            def run(x):
+                policy, value = outputs(self.model(x, training=False))
+                return policy, tf.reshape(value, [-1])
+
+            def forward(x):
+                policy, value = run(x)
+                return policy.numpy(), value.numpy()
+
+            return forward
+
+        def forward(x):
+            policy, value = outputs(self.model.predict_on_batch(x))
+            return np.asarray(policy), np.asarray(value).reshape(-1)
+
+        return forward
+
+    def forward(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Raw logits (N, P + 1) and values in [-1, 1] (N,) for encoded planes."""
+
+        def copy(x, start, stop):
+            x[...] = planes[start:stop]
+
+        return self._batches(planes.shape[0], copy)
+
+    def _batches(self, n: int, fill) -> tuple[np.ndarray, np.ndarray]:
+        """Run ``n`` positions in chunks of at most ``batch_size``: ``fill(x, a,
+        b)`` writes the planes of positions a..b into ``x``, a view of the
+        padded input buffer, which then runs at the next fixed shape (rows
+        past the chunk hold stale planes whose outputs are ignored)."""
+        started = time.perf_counter()
+        logits = np.empty((n, self.moves), np.float32)
+        values = np.empty(n, np.float32)
+        limit = self.config.batch_size
+        for start in range(0, n, limit):
+            stop = min(start + limit, n)
+            count = stop - start
+            fill(self._x[:count], start, stop)
+            shape = next(s for s in self._shapes if s >= count)
+            p, v = self._forward(self._x[:shape])
+            logits[start:stop] = p[:count]
+            values[start:stop] = v[:count]
+            self.calls += 1
+        if self.convention == "sigmoid":
+            values = 2.0 * values - 1.0
+        np.clip(np.nan_to_num(values, nan=0.0), -1.0, 1.0, out=values)
+        self.positions += n
+        self.seconds += time.perf_counter() - started
+        return logits, values
+
+    def _symmetries(self, n: int) -> np.ndarray | None:
+        mode = self.config.symmetry
+        if mode == "none":
+            return None
+        if mode == "random":
+            return self._rng.integers(0, 8, n)
+        if int(mode) == 0:
+            return None
+        return np.full(n, int(mode), np.int64)
+
+    def _network(self, stones: np.ndarray, to_play: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Logits in the board's own orientation and values, from the network.
+
+        A symmetry is applied to the int8 stones before encoding rather than
+        to the float planes after: the same result, since every encoder is a
+        geometric function of the stones, at a fraction of the memory traffic.
+        """
+        from harness.features.symmetry import transform_policy
+
+        ks = self._symmetries(stones.shape[0])
+        if ks is not None:
+            gather = self._point_sources()[ks][:, None, :]
+            stones = np.take_along_axis(stones, gather, axis=2)
+
+        def encode(x, start, stop):
+            planes = self.encoder.encode(stones[start:stop], to_play[start:stop], self.size, out=x)
+            if planes is not x:  # an encoder that ignores ``out``
+                x[...] = planes
+
+        logits, values = self._batches(stones.shape[0], encode)
+        if ks is not None:
+            logits = transform_policy(logits, _inverse_symmetries(ks), self.size)
+        return logits, values
+
+    def _point_sources(self) -> np.ndarray:
+        """``sources[k, q]``: the point whose stone lands on ``q`` under symmetry ``k``."""
+        if self._sources is None:
+            from harness.features.symmetry import transform_points
+
+            points = np.arange(self.size * self.size)
+            self._sources = np.stack(
+                [np.argsort(transform_points(points, k, self.size)) for k in range(8)]
+            )
+        return self._sources
+
+    # --- the Evaluator interface ------------------------------------------
+    def evaluate(
+        self, stones: np.ndarray, to_play: np.ndarray, legal: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        n = stones.shape[0]
+        if self.cache is None:
+            logits, values = self._network(stones, to_play)
+        else:
+            keys = position_keys(stones, to_play, self._zobrist, np.empty(n, np.uint64))
+            logits = np.empty((n, self.moves), np.float32)
+            values = np.empty(n, np.float32)
+            hit = self.cache.lookup(keys, logits, values)
+            miss = np.flatnonzero(~hit)
+            if miss.size:
+                fresh_logits, fresh_values = self._network(stones[miss], to_play[miss])
+                logits[miss] = fresh_logits
+                values[miss] = fresh_values
+                self.cache.insert(keys[miss], fresh_logits, fresh_values)
+        policy = np.empty((n, self.moves), np.float32)
+        masked_softmax(logits, legal, 1.0 / self.config.policy_temperature, policy)
+        return policy, values
+
+    def clear_cache(self) -> None:
+        """Forget cached outputs (call after changing the model's weights)."""
+        if self.cache is not None:
+            self.cache.clear()

@@ -1,0 +1,95 @@
+"""Positions of search leaves: what the encoder and the rules need per leaf.
+
+The tree stores only moves. A leaf's position is rebuilt by copying the root
+game into a scratch board slot and replaying the path's moves with the
+compiled rules; while replaying, the last T positions are written as the
+encoder's history rows (the rows before the root come from the root's own
+history). Replaying ~10 moves costs a few microseconds, far less than keeping
+a board per node, and it gives exact legality (ko, superko) for free.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from harness.game import board as K
+from harness.game.geometry import BLACK
+from harness.search.tree import HOT
+
+
+@njit(cache=True)
+def load_leaf(roots, g, root_rows, moves_row, path, depth, scratch, slot, rows):
+    """Position at the end of ``path`` into ``scratch`` slot ``slot`` and its
+    last T positions into ``rows[slot]`` (oldest first, current last).
+
+    ``moves_row`` is the tree's ``move`` row of game ``g``; ``root_rows[g]``
+    holds the root's T history rows.
+    """
+    K.copy_game(roots, g, scratch, slot)
+    history = rows.shape[1]
+    moved = depth - 1
+    points = rows.shape[2]
+    for j in range(history - moved):
+        for p in range(points):
+            rows[slot, j, p] = root_rows[g, j + moved, p]
+    return moved
+
+
+@njit(**HOT)
+def replay_path(moves_row, path, depth, scratch, slot, rows, nbr, zob):
+    """Play the path's moves in the scratch slot, filling the newest rows."""
+    history = rows.shape[1]
+    moved = depth - 1
+    for i in range(1, depth):
+        K.play(scratch, slot, moves_row[path[i]], nbr, zob)
+        j = history - 1 - moved + i
+        if j >= 0:
+            for p in range(rows.shape[2]):
+                rows[slot, j, p] = scratch.stones[slot, p]
+
+
+@njit(cache=True)
+def area_value(b, slot, komi, nbr, owner):
+    """Exact result of a finished Go game for the side to move: +1, -1 or 0."""
+    score = K.area_score(b, slot, nbr, owner) - komi
+    if b.meta[slot, K.TO_PLAY] != BLACK:
+        score = -score
+    if score > 0:
+        return 1.0
+    if score < 0:
+        return -1.0
+    return 0.0
+
+
+@njit(cache=True)
+def leaf_outcome(b, slot, komi, nbr, zob, legal, owner):
+    """(is_terminal, value for the side to move) of the position in ``slot``.
+
+    Fills ``legal`` (bool, P + 1) for positions that go on. Go ends after two
+    passes (scored by area with komi); NoGo ends when the side to move has no
+    legal move, and that side has lost.
+    """
+    if b.meta[slot, K.RULE] != K.NOGO and b.meta[slot, K.PASSES] >= 2:
+        return True, area_value(b, slot, komi, nbr, owner)
+    K.legal_mask(b, slot, nbr, zob, legal)
+    if b.meta[slot, K.RULE] == K.NOGO:
+        for m in range(legal.shape[0]):
+            if legal[m]:
+                return False, 0.0
+        return True, -1.0
+    return False, 0.0
+
+
+def history_rows(game, history: int, out: np.ndarray | None = None) -> np.ndarray:
+    """The last ``history`` positions of a :class:`Game`, oldest first, with
+    empty boards before the start (the encoder contract)."""
+    points = game.size * game.size
+    if out is None:
+        out = np.zeros((history, points), np.int8)
+    else:
+        out[:] = 0
+    past = game.history[-history:]
+    for j, stones in enumerate(past):
+        out[history - len(past) + j] = stones
+    return out

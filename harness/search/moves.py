@@ -1,0 +1,129 @@
+"""Turning a finished search into decisions: which move, whether to resign,
+how hard to search.
+
+These are small pure functions of a :class:`SearchResult` and a random
+generator, so players, the self-play driver and tests share one definition
+of each rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from harness.search.config import MCTSConfig
+
+
+@dataclass
+class SearchResult:
+    """What one search found at the root (arrays indexed by move, pass = P)."""
+
+    visits: np.ndarray  # int32 (P + 1,): root child visits
+    q: np.ndarray  # float32 (P + 1,): mean value for the side to move, NaN if unvisited
+    prior: np.ndarray  # float32 (P + 1,): root priors the search used (noise included)
+    root_value: float  # value of the root for the side to move, in [-1, 1]
+    best_move: int  # most visited move (ties: higher value, then higher prior)
+    full: bool = True  # a full search (a training target) under playout-cap randomisation
+    new_playouts: int = 0  # visits this search added; the rest came from the reused tree
+
+    @property
+    def playouts(self) -> int:
+        return int(self.visits.sum())
+
+    def policy(self) -> np.ndarray:
+        """Visit distribution (the AlphaZero policy target); zeros if nothing was searched."""
+        total = self.visits.sum()
+        if total == 0:
+            return np.zeros(self.visits.shape, np.float32)
+        return (self.visits / total).astype(np.float32)
+
+
+def best_move(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> int:
+    """Most visited move; ties go to the higher value, then the higher prior."""
+    if visits.max(initial=0) <= 0:
+        order = np.lexsort((-np.arange(prior.size), prior))
+        return int(order[-1])
+    q_sorted = np.where(np.isnan(q), -np.inf, q)
+    order = np.lexsort((-np.arange(visits.size), prior, q_sorted, visits))
+    return int(order[-1])
+
+
+def temperature_for(move_number: int, config: MCTSConfig) -> float:
+    """AlphaZero's schedule: ``config.temperature`` for the first
+    ``temperature_moves`` moves of the game (0-based count), then greedy."""
+    return config.temperature if move_number < config.temperature_moves else 0.0
+
+
+def select_move(
+    result: SearchResult,
+    temperature: float = 0.0,
+    rng: np.random.Generator | None = None,
+    second_best_ratio: float | None = None,
+) -> int:
+    """A move from the root visits.
+
+    Temperature 0 plays the most visited move; otherwise the move is drawn
+    with probability proportional to ``visits ** (1 / temperature)``.
+    ``second_best_ratio`` (Cazenave's tournament diversity, e.g. 0.8) plays
+    the second most visited move half of the time when its visits reach that
+    fraction of the best's.
+    """
+    visits = result.visits.astype(np.float64)
+    total = visits.sum()
+    if total <= 0:
+        return int(result.best_move)
+    if temperature > 0:
+        rng = rng if rng is not None else np.random.default_rng()
+        logs = np.where(visits > 0, np.log(np.maximum(visits, 1.0)) / temperature, -np.inf)
+        weights = np.exp(logs - logs.max())
+        return int(rng.choice(visits.size, p=weights / weights.sum()))
+    best = int(result.best_move)
+    if second_best_ratio is not None:
+        rest = visits.copy()
+        rest[best] = -1.0
+        second = int(np.argmax(rest))
+        if rest[second] > 0 and rest[second] >= second_best_ratio * visits[best]:
+            rng = rng if rng is not None else np.random.default_rng()
+            if rng.random() < 0.5:
+                return second
+    return best
+
+
+def resign_enabled(rng: np.random.Generator, config: MCTSConfig) -> bool:
+    """Decided once per game: a ``resign_disabled_fraction`` of games play to
+    the end so that the false-resignation rate can be measured."""
+    if config.resign_threshold is None:
+        return False
+    return bool(rng.random() >= config.resign_disabled_fraction)
+
+
+def should_resign(
+    result: SearchResult, config: MCTSConfig, enabled: bool = True, move_number: int = 0
+) -> bool:
+    """AlphaGo Zero's rule: resign when the root value and the best move's
+    value are both at or below the threshold."""
+    if not enabled or config.resign_threshold is None or move_number < config.resign_min_moves:
+        return False
+    if result.visits.sum() == 0:
+        return False
+    best_q = result.q[result.best_move]
+    best_q = result.root_value if np.isnan(best_q) else float(best_q)
+    threshold = config.resign_threshold
+    return result.root_value <= threshold and best_q <= threshold
+
+
+def choose_full_search(rng: np.random.Generator, config: MCTSConfig) -> bool:
+    """Playout-cap randomisation: True for a full search (probability
+    ``full_search_prob``), always True when no fast cap is configured."""
+    if config.fast_playouts is None:
+        return True
+    return bool(rng.random() < config.full_search_prob)
+
+
+def dirichlet_alpha(legal_moves: int, config: MCTSConfig) -> float:
+    """Root noise concentration: a fixed alpha, or the total spread over the
+    legal moves (so that noise has the same strength on every board)."""
+    if config.noise_alpha is not None:
+        return config.noise_alpha
+    return config.noise_alpha_total / max(legal_moves, 1)

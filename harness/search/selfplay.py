@@ -1,0 +1,130 @@
+"""Self-play games driven by one :class:`BatchedSearch`, every slot always busy.
+
+Each slot plays its own game. When a slot's search ends, its move is chosen
+(temperature for the opening, then greedy), played, the tree is advanced, and
+the slot's next search starts at once, so the network batch stays full while
+other slots are still mid-search. Finished games are replaced by new ones
+until the requested number is reached. The RL loop and ``harness bench
+selfplay`` both use this; records carry everything training needs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from harness.game.position import Game
+from harness.game.result import GameResult
+from harness.search.batched import BatchedSearch
+from harness.search.moves import (
+    resign_enabled,
+    select_move,
+    should_resign,
+    temperature_for,
+)
+
+
+@dataclass
+class GameRecord:
+    """One finished self-play game and its training targets."""
+
+    game: Game
+    result: GameResult
+    # Per move, in order: visit distribution of full searches (None for the
+    # fast ones of playout-cap randomisation, which are not training targets),
+    # root value for the side to move, and whether the search was full.
+    policies: list[np.ndarray | None] = field(default_factory=list)
+    root_values: list[float] = field(default_factory=list)
+    full: list[bool] = field(default_factory=list)
+    resign_enabled: bool = False
+    # In a game that could not resign: the first colour whose search wanted
+    # to (0 if none), to count false resignations against the real result.
+    would_resign: int = 0
+    truncated: bool = False  # stopped at max_moves and scored as it stood
+
+    @property
+    def length(self) -> int:
+        return len(self.game.moves)
+
+
+def play_games(
+    search: BatchedSearch,
+    count: int,
+    *,
+    komi: float = 7.0,
+    rules: str = "superko",
+    max_moves: int | None = None,
+    seed: int | None = None,
+    on_record: Callable[[GameRecord], None] | None = None,
+    on_move: Callable[[int, GameRecord], None] | None = None,
+    stop_after: float | None = None,
+) -> list[GameRecord]:
+    """Play ``count`` self-play games, ``search.games`` at a time.
+
+    ``max_moves`` (default twice the number of points) stops runaway games;
+    they are scored as they stand. ``on_record`` sees each game as it ends
+    (write it to disk there so a killed run loses no finished game);
+    ``on_move`` sees (slot, record) after every move (progress bars).
+    ``stop_after`` (seconds) abandons the games still running at that time.
+    """
+    config = search.config
+    size = search.size
+    limit = max_moves if max_moves is not None else 2 * size * size
+    rng = np.random.default_rng(seed)
+    records: list[GameRecord] = []
+    slot_records: dict[int, GameRecord] = {}
+    started = 0
+
+    def begin(slot: int) -> None:
+        nonlocal started
+        started += 1
+        game = Game(size, komi, rules)
+        slot_records[slot] = GameRecord(game, GameResult(0, "unknown"),
+                                        resign_enabled=resign_enabled(rng, config))
+        search.reset(slot)
+        search.start(slot, game)
+
+    def end(slot: int, record: GameRecord) -> None:
+        record.result = record.game.result()
+        records.append(record)
+        del slot_records[slot]
+        if on_record is not None:
+            on_record(record)
+        if started < count:
+            begin(slot)
+
+    for slot in range(min(count, search.games)):
+        begin(slot)
+    deadline = None if stop_after is None else time.perf_counter() + stop_after
+    while slot_records:
+        if deadline is not None and time.perf_counter() > deadline:
+            search.abandon()
+            break
+        for slot, result in search.step():
+            record = slot_records[slot]
+            game = record.game
+            move_number = len(game.moves)
+            if should_resign(result, config, True, move_number):
+                if record.resign_enabled:
+                    game.resign(game.to_play)
+                    end(slot, record)
+                    continue
+                if not record.would_resign:
+                    record.would_resign = game.to_play
+            move = select_move(result, temperature_for(move_number, config), rng)
+            record.policies.append(result.policy() if result.full else None)
+            record.root_values.append(result.root_value)
+            record.full.append(result.full)
+            game.play(move)
+            search.advance(slot, move)
+            if on_move is not None:
+                on_move(slot, record)
+            if game.is_over or len(game.moves) >= limit:
+                record.truncated = not game.is_over
+                end(slot, record)
+            else:
+                search.start(slot, game)
+    return records

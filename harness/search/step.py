@@ -1,0 +1,161 @@
+"""The two compiled halves of one batched search step.
+
+``gather`` walks every searching game's tree and collects up to K leaves per
+game (kept apart by virtual loss) with everything the evaluator needs; finished
+games met on the way (two passes, NoGo dead ends) are scored exactly and backed
+up at once. The network then evaluates all leaves in one call, and ``finish``
+expands them and backs their values up. Each game's tree depends only on its
+own evaluations, so searching games together or one at a time gives the same
+trees.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from harness.game import board as K
+from harness.search import tree as T
+from harness.search.leaves import leaf_outcome, load_leaf, replay_path
+from harness.search.tree import HOT
+
+
+class Leaves(NamedTuple):
+    """One step's leaves: capacity L = games x leaves per game."""
+
+    game: np.ndarray  # int32 (L,)
+    path: np.ndarray  # int32 (L, D): node indices from the root
+    depth: np.ndarray  # int32 (L,)
+    rows: np.ndarray  # int8 (L, T, P): encoder history rows, current position last
+    to_play: np.ndarray  # int8 (L,)
+    legal: np.ndarray  # bool (L, P + 1)
+
+
+def new_leaves(capacity: int, depth: int, history: int, points: int) -> Leaves:
+    return Leaves(
+        game=np.zeros(capacity, np.int32),
+        path=np.zeros((capacity, depth), np.int32),
+        depth=np.zeros(capacity, np.int32),
+        rows=np.zeros((capacity, history, points), np.int8),
+        to_play=np.zeros(capacity, np.int8),
+        legal=np.zeros((capacity, points + 1), np.bool_),
+    )
+
+
+class Slots(NamedTuple):
+    """Per-game search control, indexed like the tree rows."""
+
+    active: np.ndarray  # bool (G,): searching now
+    target: np.ndarray  # int32 (G,): root child visits to reach
+    komi: np.ndarray  # float64 (G,)
+    noise: np.ndarray  # float32 (G, P + 1): Dirichlet sample by move
+    noise_on: np.ndarray  # bool (G,)
+    clean_prior: np.ndarray  # float32 (G, P + 1): root priors before noise
+    new_playouts: np.ndarray  # int32 (G,): visits added by the current search
+
+
+def new_slots(games: int, points: int) -> Slots:
+    return Slots(
+        active=np.zeros(games, np.bool_),
+        target=np.zeros(games, np.int32),
+        komi=np.zeros(games, np.float64),
+        noise=np.zeros((games, points + 1), np.float32),
+        noise_on=np.zeros(games, np.bool_),
+        clean_prior=np.zeros((games, points + 1), np.float32),
+        new_playouts=np.zeros(games, np.int32),
+    )
+
+
+@njit(**HOT)
+def remaining(t, s, g):
+    """Visits game ``g`` still needs (root evaluation not counted)."""
+    if t.first[g, T.ROOT] == T.UNEXPANDED:
+        return max(s.target[g], 1)
+    return s.target[g] - (t.visits[g, T.ROOT] - 1)
+
+
+@njit(cache=True)
+def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, nbr, zob, owner):
+    """Rebuild leaf ``n``'s position; returns True when it needs the network.
+
+    A finished position is marked TERMINAL with its exact value and backed up
+    here instead.
+    """
+    path = leaves.path[n]
+    depth = leaves.depth[n]
+    load_leaf(roots, g, root_rows, t.move[g], path, depth, scratch, n, leaves.rows)
+    replay_path(t.move[g], path, depth, scratch, n, leaves.rows, nbr, zob)
+    node = path[depth - 1]
+    over, value = leaf_outcome(scratch, n, s.komi[g], nbr, zob, leaves.legal[n], owner)
+    if over and node != T.ROOT:
+        t.first[g, node] = T.TERMINAL
+        t.term[g, node] = value
+        T.backup(t, g, path, depth, value)
+        s.new_playouts[g] += 1
+        return False
+    leaves.game[n] = g
+    leaves.to_play[n] = scratch.meta[n, K.TO_PLAY]
+    t.first[g, node] = T.PENDING
+    return True
+
+
+@njit(cache=True)
+def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, nbr, zob):
+    """Collect leaves from every active game; returns how many need the network."""
+    capacity = leaves.game.shape[0]
+    owner = np.zeros(roots.stones.shape[1], np.int32)
+    n = 0
+    for g in range(t.move.shape[0]):
+        if not s.active[g]:
+            continue
+        if n >= capacity:
+            break
+        if t.first[g, T.ROOT] == T.UNEXPANDED:
+            # The root's own evaluation comes first and alone: its priors
+            # (and root noise) must exist before any child is chosen.
+            leaves.path[n, 0] = T.ROOT
+            leaves.depth[n] = 1
+            t.inflight[g, T.ROOT] += 1
+            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, nbr, zob, owner):
+                n += 1
+            continue
+        pending = 0
+        while pending < per_game and n < capacity:
+            if remaining(t, s, g) - pending <= 0:
+                break
+            depth = T.descend(t, g, leaves.path[n], params)
+            node = leaves.path[n, depth - 1]
+            state = t.first[g, node]
+            if state == T.TERMINAL:
+                T.backup(t, g, leaves.path[n], depth, t.term[g, node])
+                s.new_playouts[g] += 1
+                continue
+            if state != T.UNEXPANDED:
+                # Another descent of this step is already evaluating this
+                # leaf: stop here rather than evaluate it twice.
+                T.release(t, g, leaves.path[n], depth)
+                break
+            leaves.depth[n] = depth
+            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, nbr, zob, owner):
+                n += 1
+                pending += 1
+    return n
+
+
+@njit(**HOT)
+def finish(t, s, leaves, n, policy, value, params):
+    """Expand the evaluated leaves and back their values up."""
+    epsilon = params[T.NOISE_EPSILON]
+    for i in range(n):
+        g = leaves.game[i]
+        depth = leaves.depth[i]
+        node = leaves.path[i, depth - 1]
+        if not T.expand(t, g, node, leaves.legal[i], policy[i]):
+            t.first[g, node] = T.UNEXPANDED  # tree full: keep the value, not the node
+        elif node == T.ROOT and s.noise_on[g]:
+            T.mix_root_noise(t, g, s.noise[g], epsilon, s.clean_prior[g])
+        T.backup(t, g, leaves.path[i], depth, value[i])
+        if node != T.ROOT:
+            s.new_playouts[g] += 1

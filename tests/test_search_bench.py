@@ -1,0 +1,41 @@
+"""``harness bench selfplay`` runs end to end on a tiny network (no timing asserted)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import pytest
+
+pytest.importorskip("keras")
+
+
+def test_bench_selfplay_prints_every_figure(tmp_path, capsys):
+    from harness.bench import selfplay
+
+    parser = argparse.ArgumentParser()
+    selfplay.add_arguments(parser)
+    args = parser.parse_args([
+        "--model", "a0.tiny", "--board-size", "5", "--playouts", "6", "--games", "3",
+        "--leaves", "2", "--seconds", "3", "--bare-every", "1", "--bare-seconds", "0.2",
+        "--uct-seconds", "0.2", "--save", str(tmp_path / "selfplay"),
+    ])
+    assert selfplay.run(args) == 0
+    table = capsys.readouterr().out
+    for measure in ("bare model evaluations", "self-play evaluations", "self-play / bare",
+                    "self-play moves", "self-play games", "UCT playouts"):
+        assert measure in table
+    rows = (tmp_path / "selfplay.csv").read_text().splitlines()[1:]
+    values = {row.split(",")[0]: float(row.split(",")[1]) for row in rows}
+    assert values["self-play evaluations"] > 0 and values["self-play moves"] > 0
+    assert 0 < values["self-play / bare"] < 10
+    assert math.isfinite(values["bare model evaluations"])
+
+
+def test_bench_selfplay_reports_a_bad_model_in_one_line(capsys):
+    from harness.bench import selfplay
+
+    parser = argparse.ArgumentParser()
+    selfplay.add_arguments(parser)
+    assert selfplay.run(parser.parse_args(["--model", "missing.keras"])) == 2
+    assert "missing.keras" in capsys.readouterr().err
