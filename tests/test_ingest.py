@@ -27,10 +27,11 @@ from harness.data.ingest import IngestConfig, IngestError, ingest
 from harness.data.journal import journal_dir
 from harness.data.layout import DatasetError
 from harness.data.synthetic import random_sgf, write_random_sgfs
+from harness.devdata import dev_data_dir
 from harness.game.geometry import BLACK, WHITE
 
 REPO = Path(__file__).resolve().parents[1]
-DATA = REPO.parent / "shared" / "data"
+DATA = dev_data_dir()
 DEV_SGF = DATA / "dev-sgf"
 DEV_ALL = DATA / "archives" / "dev-all.sgf.xz"
 needs_dev_sgf = pytest.mark.skipif(not DEV_SGF.is_dir(), reason=f"{DEV_SGF} absent (dev data)")

@@ -13,13 +13,12 @@ through averages and cannot say where anything is (docs/models.md).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 keras = pytest.importorskip("keras")
 
+from harness.devdata import dev_sgf_dir  # noqa: E402
 from harness.game import BLACK, Game  # noqa: E402
 from harness.nets import build_model  # noqa: E402
 
@@ -28,7 +27,7 @@ FAMILY_MODELS = ["a0.tiny", "mobile.tiny", "mao.conv.tiny", "garb.tiny", "resnet
 POSITIONS = 256
 TARGET = 0.95
 EPOCHS, CHECK_EVERY = 80, 5
-DEV_SGF = Path(__file__).resolve().parents[2] / "shared" / "data" / "dev-sgf"
+DEV_SGF = dev_sgf_dir()
 
 
 def random_game_positions(size: int, count: int, seed: int = 0):

@@ -15,11 +15,12 @@ import pytest
 from sgfmill import boards as sgfmill_boards
 from sgfmill import sgf as sgfmill_sgf
 
+from harness.devdata import dev_data_dir
 from harness.game.geometry import BLACK, WHITE
 from harness.sgf import ReplayError, iter_records, replay_positions
 from harness.sgf.record import normalise_komi
 
-DATA = Path(os.environ.get("HARNESS_DEV_DATA", Path(__file__).resolve().parents[2] / "shared/data"))
+DATA = dev_data_dir()
 DEV = DATA / "dev-sgf"
 ARCHIVES = DATA / "archives"
 

@@ -17,7 +17,9 @@ from pathlib import Path
 
 import pytest
 
-DEV = Path("/work/shared/data/dev-sgf/FineArt")
+from harness.devdata import dev_sgf_dir
+
+DEV = dev_sgf_dir() / "FineArt"
 # Runs one subcommand module the way harness.cli does, without importing the others.
 RUNNER = (
     "import argparse, importlib, sys\n"
@@ -31,7 +33,7 @@ RUNNER = (
 @pytest.fixture(scope="module")
 def dev_dataset(tmp_path_factory) -> Path:
     if not DEV.is_dir():
-        pytest.skip("development data /work/shared/data is absent")
+        pytest.skip(f"development data {DEV} is absent")
     pytest.importorskip("harness.data.ingest")
     from harness.data.ingest import IngestConfig, ingest
 

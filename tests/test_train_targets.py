@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.devdata import dev_sgf_dir
 from harness.train.sources import to_head_targets
 
 # Two 9x9 games, moves alternating from Black. Positions are stored before each move.
@@ -65,9 +66,9 @@ def test_value_target_is_the_outcome_for_the_side_to_move(two_games, value_loss,
 
 def test_real_games_targets_follow_the_recorded_winner(tmp_path):
     """Dev-set games: target says 'win' exactly where the side to move is the winner."""
-    data = Path("/work/shared/data/dev-sgf/FineArt")
+    data = dev_sgf_dir() / "FineArt"
     if not data.is_dir():
-        pytest.skip("development data /work/shared/data is absent")
+        pytest.skip(f"development data {data} is absent")
     from harness.data.dataset import open_dataset
     from harness.data.ingest import IngestConfig, ingest
 

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from harness.bench.table import format_table, save_table
+from harness.devdata import dev_archive
 
 HELP = "ingest positions/s (wall and per CPU second) and bytes/position on disk"
 HEADER = (
@@ -28,7 +29,7 @@ HEADER = (
     "positions/CPU-s",
     "bytes/position",
 )
-DEV_ARCHIVE = Path(__file__).resolve().parents[2].parent / "shared/data/archives/dev-all.sgf.xz"
+DEV_ARCHIVE = dev_archive()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

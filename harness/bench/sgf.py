@@ -18,10 +18,11 @@ import time
 from pathlib import Path
 
 from harness.bench.table import format_table, save_table
+from harness.devdata import dev_archive
 
 HELP = "SGF parsing and replay speed (games/s, moves/s) on dev-all.sgf.xz or generated games"
 HEADER = ("measure", "games", "moves", "seconds", "games/s", "moves/s")
-DEFAULT_SOURCE = Path(__file__).resolve().parents[3] / "shared/data/archives/dev-all.sgf.xz"
+DEFAULT_SOURCE = dev_archive()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

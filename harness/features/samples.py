@@ -8,18 +8,16 @@ random playouts (legal, but shapeless) when it is not.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from harness.devdata import dev_sgf_dir
 from harness.game import board as K
 from harness.game.geometry import EMPTY, geometry
 
-DEV_SGF = Path(
-    os.environ.get("HARNESS_DEV_SGF", Path(__file__).resolve().parents[3] / "shared/data/dev-sgf")
-)
+DEV_SGF = dev_sgf_dir()
 
 
 PER_GAME = 32
