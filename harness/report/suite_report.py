@@ -100,8 +100,8 @@ def _zoo_section(config: SuiteConfig) -> list[Block]:
     blocks.append(
         Block(
             "p",
-            "Parameters, multiply-accumulate FLOPs per position and forward passes per "
-            "second on this machine by batch size (Cazenave's table II).",
+            "Parameters, FLOPs per position and forward-pass throughput (positions per "
+            "second) on this machine by batch size (Cazenave's table II).",
         )
     )
     return blocks + [Block("table", table=pd.read_csv(path))]
@@ -117,7 +117,7 @@ def _training_section(config: SuiteConfig, runs: list[Path]) -> list[Block]:
     zoo = config.out / "zoo.csv"
     if zoo.exists():
         facts = pd.read_csv(zoo).set_index("model")
-        speed = [c for c in facts.columns if c.startswith("forward/s")][-1]
+        speed = [c for c in facts.columns if c.startswith("positions/s")][-1]
         for run in curves:
             if run.model in facts.index:
                 run.params = int(facts.loc[run.model, "params"])
