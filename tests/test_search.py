@@ -312,12 +312,14 @@ def test_temperature_schedule():
     assert temperature_for(9, config) == 1.0 and temperature_for(10, config) == 0.0
 
 
-def test_second_best_randomisation():
+def test_cazenave_second_best_choice_follows_the_paper():
+    """Runner-up played with probability n2/(n1+n2) when n2 > 0.8 n1, never otherwise."""
+    from harness.players.choice import tournament_choice
+
     rng = np.random.default_rng(1)
-    close = [select_move(_result([0, 50, 45]), 0.0, rng, second_best_ratio=0.8) for _ in range(400)]
-    assert 120 < close.count(2) < 280
-    far = {select_move(_result([0, 50, 30]), 0.0, rng, second_best_ratio=0.8) for _ in range(50)}
-    assert far == {1}
+    close = [tournament_choice(np.array([0, 50, 45]), rng) for _ in range(2000)]
+    assert abs(close.count(2) / 2000 - 45 / 95) < 0.04
+    assert {tournament_choice(np.array([0, 50, 40]), rng) for _ in range(50)} == {1}
 
 
 def test_resignation_rule():

@@ -59,15 +59,13 @@ def select_move(
     result: SearchResult,
     temperature: float = 0.0,
     rng: np.random.Generator | None = None,
-    second_best_ratio: float | None = None,
 ) -> int:
     """A move from the root visits.
 
     Temperature 0 plays the most visited move; otherwise the move is drawn
     with probability proportional to ``visits ** (1 / temperature)``.
-    ``second_best_ratio`` (Cazenave's tournament diversity, e.g. 0.8) plays
-    the second most visited move half of the time when its visits reach that
-    fraction of the best's.
+    Cazenave's tournament diversity rule lives in
+    :func:`harness.players.choice.tournament_choice`.
     """
     visits = result.visits.astype(np.float64)
     total = visits.sum()
@@ -78,16 +76,7 @@ def select_move(
         logs = np.where(visits > 0, np.log(np.maximum(visits, 1.0)) / temperature, -np.inf)
         weights = np.exp(logs - logs.max())
         return int(rng.choice(visits.size, p=weights / weights.sum()))
-    best = int(result.best_move)
-    if second_best_ratio is not None:
-        rest = visits.copy()
-        rest[best] = -1.0
-        second = int(np.argmax(rest))
-        if rest[second] > 0 and rest[second] >= second_best_ratio * visits[best]:
-            rng = rng if rng is not None else np.random.default_rng()
-            if rng.random() < 0.5:
-                return second
-    return best
+    return int(result.best_move)
 
 
 def resign_enabled(rng: np.random.Generator, config: MCTSConfig) -> bool:
