@@ -31,3 +31,33 @@ def tournament_choice(
     if n2 > 0 and n2 > ratio * n1 and rng.random() < n2 / (n1 + n2):
         return int(second)
     return int(best)
+
+
+def no_losing_pass(game, move: int, preference: np.ndarray) -> int:
+    """Replace a pass that would lose on the spot by the best other move.
+
+    Under area scoring the opponent may answer a pass with a pass, and the
+    game ends with the current Tromp-Taylor count. A network that passes
+    while that count loses for it (an undertrained one does, mid-game) hands
+    the game away; Leela Zero plays on in that case too. ``preference`` ranks
+    the moves (policy or visits); own-eye fills are never chosen instead.
+    """
+    if move != game.pass_move or game.rules == "nogo":
+        return move
+    margin = game.score()  # Black - White - komi
+    if (margin if game.to_play == 1 else -margin) > 0:
+        return move
+    legal = game.legal_moves()
+    legal[game.pass_move] = False
+    order = np.argsort(-np.asarray(preference, dtype=np.float64)[: game.pass_move], kind="stable")
+    for p in order:
+        if legal[p] and not _fills_own_eye(game, int(p)):
+            return int(p)
+    return move
+
+
+def _fills_own_eye(game, point: int) -> bool:
+    from harness.game import board as K
+
+    geo = game.geo
+    return bool(K.is_eye(game.boards, 0, point, game.to_play, geo.neighbours, geo.diagonals))

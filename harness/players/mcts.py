@@ -24,7 +24,7 @@ import numpy as np
 
 from harness.game.position import Game
 from harness.players.base import RESIGN
-from harness.players.choice import tournament_choice
+from harness.players.choice import no_losing_pass, tournament_choice
 from harness.players.network import Network, load_network
 
 MIN_TIMED_PLAYOUTS = 8
@@ -124,9 +124,8 @@ class MCTSPlayer:
             return game.pass_move if game.rules != "nogo" else RESIGN
         if should_resign(result, self.config, enabled=True, move_number=len(game.moves)):
             return RESIGN
-        if self.randomize:
-            return tournament_choice(result.visits, self._rng)
-        return int(result.best_move)
+        move = tournament_choice(result.visits, self._rng) if self.randomize else result.best_move
+        return no_losing_pass(game, int(move), result.visits)
 
     def close(self) -> None:
         self._searches.clear()

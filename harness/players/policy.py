@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.game.position import Game
+from harness.players.choice import no_losing_pass
 from harness.players.network import Network, load_network, softmax_choice
 
 
@@ -64,7 +65,8 @@ class PolicyPlayer:
         to_play = np.array([game.to_play], np.int8)
         policy, _ = evaluator.evaluate(rows, to_play, legal[None])
         self.last_policy = policy[0]
-        return softmax_choice(policy[0], self.temperature, self._rng)
+        move = softmax_choice(policy[0], self.temperature, self._rng)
+        return no_losing_pass(game, move, policy[0])
 
     def close(self) -> None:
         self._evaluators.clear()
