@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+
 from harness.game.position import Game
 
 RESIGN = -1
@@ -70,3 +72,23 @@ def reseed(player: Player, seed: int) -> None:
 
 class PlayerSpecError(ValueError):
     """A player spec string that cannot be turned into a player."""
+
+
+class SearchBudget:
+    """``reseed`` and ``set_limits`` for players that search (MCTS, UCT).
+
+    Both keep a seeded generator in ``_rng`` and a budget in ``playouts`` /
+    ``move_time``; ``None`` leaves a setting as it is.
+    """
+
+    playouts: int | None
+    move_time: float | None
+
+    def reseed(self, seed: int) -> None:
+        self._rng = np.random.default_rng(seed)
+
+    def set_limits(self, *, move_time: float | None = None, playouts: int | None = None) -> None:
+        if move_time is not None:
+            self.move_time = move_time
+        if playouts is not None:
+            self.playouts = playouts

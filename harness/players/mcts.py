@@ -23,14 +23,14 @@ from pathlib import Path
 import numpy as np
 
 from harness.game.position import Game
-from harness.players.base import RESIGN
+from harness.players.base import RESIGN, SearchBudget
 from harness.players.choice import no_losing_pass, tournament_choice
 from harness.players.network import Network, load_network
 
 MIN_TIMED_PLAYOUTS = 8
 
 
-class MCTSPlayer:
+class MCTSPlayer(SearchBudget):
     def __init__(
         self,
         model: str | Path | Network | None = None,
@@ -74,15 +74,6 @@ class MCTSPlayer:
     def reset(self, size: int, komi: float, rules: str) -> None:
         for search in self._searches.values():
             search.reset()
-
-    def reseed(self, seed: int) -> None:
-        self._rng = np.random.default_rng(seed)
-
-    def set_limits(self, *, move_time: float | None = None, playouts: int | None = None) -> None:
-        if move_time is not None:
-            self.move_time = move_time
-        if playouts is not None:
-            self.playouts = playouts
 
     def _search(self, rules: str):
         from harness.search import BatchedSearch, EvaluatorConfig, NetworkEvaluator

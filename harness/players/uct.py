@@ -26,7 +26,7 @@ from numba import njit
 from harness.game import board as K
 from harness.game.geometry import BLACK, EMPTY
 from harness.game.position import Game
-from harness.players.base import RESIGN
+from harness.players.base import RESIGN, SearchBudget
 
 UNEXPANDED = -1
 CHUNK = 64  # simulations between two looks at the clock
@@ -193,7 +193,7 @@ def uct_simulate(tree, root, scratch, nbr, diag, zob, komi, c, simulations, roll
     return simulations
 
 
-class UCTPlayer:
+class UCTPlayer(SearchBudget):
     """UCB1 tree search with random playouts; no network.
 
     ``playouts`` simulations per move, or as many as fit in ``move_time``
@@ -227,15 +227,6 @@ class UCTPlayer:
 
     def reset(self, size: int, komi: float, rules: str) -> None:
         pass
-
-    def reseed(self, seed: int) -> None:
-        self._rng = np.random.default_rng(seed)
-
-    def set_limits(self, *, move_time: float | None = None, playouts: int | None = None) -> None:
-        if move_time is not None:
-            self.move_time = move_time
-        if playouts is not None:
-            self.playouts = playouts
 
     def select_move(self, game: Game) -> int:
         tree = self.search(game)
