@@ -19,7 +19,7 @@ def run_train(argv: list[str], capsys) -> tuple[int, str]:
     parser = argparse.ArgumentParser()
     command.add_arguments(parser)
     code = command.run(parser.parse_args(argv))
-    return code, capsys.readouterr().err
+    return code, capsys.readouterr().err if capsys is not None else ""
 
 
 def assert_stops(argv, capsys, runs: Path, needle: str) -> None:
@@ -112,3 +112,30 @@ def test_resume_takes_the_saved_config_and_refuses_changes(tmp_path):
         resolve_config(None, {**same, "epochs": 5}, resume=True)
     with pytest.raises(ConfigError, match=r"no training run to resume|no saved config"):
         resolve_config(None, {"run": "other", "runs_dir": str(tmp_path)}, resume=True)
+
+
+def test_unknown_precision(two_games, tmp_path, capsys):  # noqa: F811
+    assert_stops(["--model", "a0.tiny", "--data", str(two_games), "--precision", "fp8"],
+                 capsys, tmp_path / "models", "unknown precision 'fp8'")
+
+
+def test_a_split_smaller_than_one_batch(two_games, tmp_path, capsys):  # noqa: F811
+    assert_stops(["--model", "a0.tiny", "--data", str(two_games), "--batch-size", "4096"],
+                 capsys, tmp_path / "models", "fewer than one batch of 4096")
+
+
+def test_mixed_precision_run_computes_in_bfloat16_and_reloads_so(two_games, tmp_path):  # noqa: F811
+    import keras
+
+    from harness.train.checkpoints import load_checkpoint
+
+    code, _ = run_train(["--model", "a0.tiny", "--data", str(two_games), "--epochs", "1",
+                         "--epoch-samples", "16", "--batch-size", "8",
+                         "--precision", "mixed_bfloat16", "--runs-dir", str(tmp_path),
+                         "--no-tensorboard", "--quiet"], None)
+    assert code == 0
+    assert keras.config.dtype_policy().name == "float32"  # the global policy is restored
+    model = load_checkpoint(tmp_path / "a0.tiny" / "best.keras")
+    convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
+    assert convs and all(layer.compute_dtype == "bfloat16" for layer in convs)
+    assert all(w.dtype == "float32" for w in model.trainable_weights)

@@ -8,6 +8,7 @@ run directory or imports TensorFlow, so a bad config costs well under a second.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -138,8 +139,10 @@ def make_plan(config: TrainConfig, *, resume: bool):
             from harness.train.checkpoints import load_checkpoint
 
             return load_checkpoint(config.init, compile=False)
-        return zoo_build(config.model, board_size, encoder.planes,
-                         heads=_heads(config), value_loss=config.value_loss, seed=config.seed)
+        with dtype_policy(config.precision):
+            return zoo_build(config.model, board_size, encoder.planes,
+                             heads=_heads(config), value_loss=config.value_loss,
+                             seed=config.seed)
 
     def load_model(path: Path):
         from harness.train.checkpoints import check_compatible, load_checkpoint
@@ -149,9 +152,27 @@ def make_plan(config: TrainConfig, *, resume: bool):
         return model
 
     train = open_split(config.data, config.train_split, encoder.name, config.seed)
+    if len(train) < config.batch_size:
+        train.close()
+        raise ConfigError(f"{config.data}: split {config.train_split!r} has {len(train)} "
+                          f"positions, fewer than one batch of {config.batch_size}")
     val = (open_split(config.data, config.val_split, encoder.name)
            if config.val_split and meta.splits.get(config.val_split) else None)
     return TrainingPlan(config, train, val, build_model, load_model)
+
+
+@contextlib.contextmanager
+def dtype_policy(name: str):
+    """Build layers under the Keras dtype policy ``name``. Layers record their
+    policy in the saved config, so checkpoints reload with the same precision."""
+    import keras
+
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(name)
+    try:
+        yield
+    finally:
+        keras.config.set_dtype_policy(previous)
 
 
 def _heads(config: TrainConfig) -> tuple[str, ...] | None:
