@@ -261,27 +261,3 @@ def test_gating_match_credits_the_stronger_side_with_either_colour():
     assert ahead.games == behind.games == 8
     assert ahead.win_rate >= 0.75  # as Black in games 0, 2, ... and White in 1, 3, ...
     assert behind.win_rate <= 0.25
-
-
-def test_early_pass_filter_removes_the_pass_prior_on_an_empty_board_only():
-    from harness.rl.selfplay import EarlyPassFilter
-    from harness.search.oracle import OracleEvaluator
-
-    points = SIZE * SIZE
-    full = Game.from_ascii(FINAL, BLACK, 0.5)  # 10 of 25 points occupied
-    stones = np.zeros((3, 1, points), np.int8)
-    stones[1, 0] = full.stones
-    stones[2, 0] = full.stones
-    legal = np.ones((3, points + 1), bool)
-    legal[1:, :points] = full.stones == 0
-    legal[2, :points] = False  # only pass is legal
-    to_play = np.full(3, BLACK, np.int8)
-    inner = OracleEvaluator(SIZE)
-    filtered = EarlyPassFilter(inner, min_fill=0.3)
-    policy, value = filtered.evaluate(stones, to_play, legal)
-    raw, raw_value = inner.evaluate(stones, to_play, legal)
-    assert policy[0, points] == 0 and policy[0].sum() == pytest.approx(1.0)
-    assert policy[0, :points] == pytest.approx(raw[0, :points] / raw[0, :points].sum())
-    assert policy[1] == pytest.approx(raw[1])  # 40% filled: passing is allowed
-    assert policy[2, points] == pytest.approx(1.0)  # the only legal move stays
-    assert value.tolist() == pytest.approx(raw_value.tolist())

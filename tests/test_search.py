@@ -68,6 +68,9 @@ def point(row: int, col: int, size: int) -> int:
 
 
 def searcher(game: Game, games: int = 1, **overrides) -> tuple[BatchedSearch, OracleEvaluator]:
+    # The mechanics tests search the rules' own move set (pass always legal);
+    # tests/test_search_pass_rule.py covers the "finished" pass rule.
+    overrides.setdefault("pass_rule", "free")
     evaluator = OracleEvaluator(
         game.size,
         value=overrides.pop("value", "material"),
@@ -338,7 +341,8 @@ def test_resignation_rule():
 
 
 def test_playout_cap_randomisation_flags_the_right_fraction():
-    config = MCTSConfig(playouts=12, fast_playouts=3, full_search_prob=0.25, add_noise=True)
+    config = MCTSConfig(playouts=12, fast_playouts=3, full_search_prob=0.25, add_noise=True,
+                        pass_rule="free")
     rng = np.random.default_rng(3)
     assert np.mean([choose_full_search(rng, config) for _ in range(20000)]) == pytest.approx(
         0.25, abs=0.01

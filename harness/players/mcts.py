@@ -116,7 +116,9 @@ class MCTSPlayer(SearchBudget):
         if should_resign(result, self.config, enabled=True, move_number=len(game.moves)):
             return RESIGN
         move = tournament_choice(result.visits, self._rng) if self.randomize else result.best_move
-        return no_losing_pass(game, int(move), result.visits)
+        if self.config.pass_rule == "free":  # "finished" already keeps losing passes out
+            return no_losing_pass(game, int(move), result.visits)
+        return int(move)
 
     def close(self) -> None:
         self._searches.clear()

@@ -31,15 +31,10 @@ class SelfPlayConfig:
     games: int = 64  # games per generation
     parallel: int = 16  # games played at once (search slots, one network batch)
     max_moves: int | None = None  # None: twice the number of points
-    # No pass prior while less than this fraction of the board is occupied
-    # (0 disables); see harness.rl.selfplay.EarlyPassFilter.
-    pass_min_fill: float = 0.0
 
     def __post_init__(self) -> None:
         if self.games < 1 or self.parallel < 1:
             raise ValueError("selfplay games and parallel must be at least 1")
-        if not 0.0 <= self.pass_min_fill < 1.0:
-            raise ValueError(f"pass_min_fill must be in [0, 1), got {self.pass_min_fill}")
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 from harness.game.geometry import BLACK, WHITE
 from harness.rl.buffer import GameMeta, ReplayBuffer
 from harness.rl.config import RLConfig
@@ -23,40 +21,6 @@ from harness.rl.files import atomic_json, read_json
 from harness.rl.targets import game_rows
 from harness.search.selfplay import GameRecord
 from harness.train.sources import derive_seed
-
-
-class EarlyPassFilter:
-    """An Evaluator that gives passing no prior while the board is emptier than ``min_fill``.
-
-    In small self-play runs we watched games collapse: a network that once
-    sampled an early pass learns a high pass prior, the opponent's reply pass
-    ends the game at once (Tromp-Taylor scoring gives a lone stone the whole
-    board), and within a few generations the mean game length on 9x9 fell
-    from ~90 moves to ~15. The search never visits a move with no prior unless
-    noise gives it one, so early passes become rare and the policy targets
-    stop teaching them. Only self-play is filtered; matches and players are
-    not. Pass keeps its prior when it is the only legal move.
-    """
-
-    def __init__(self, inner, min_fill: float):
-        self.inner = inner
-        self.size = inner.size
-        self.history = inner.history
-        self.min_fill = float(min_fill)
-
-    def evaluate(self, stones, to_play, legal):
-        policy, value = self.inner.evaluate(stones, to_play, legal)
-        filled = (stones[:, -1, :] != 0).mean(axis=1)
-        early = (filled < self.min_fill) & legal[:, :-1].any(axis=1)
-        if early.any():
-            policy = np.array(policy, np.float32, copy=True)
-            policy[early, -1] = 0.0
-            total = policy[early].sum(axis=1, keepdims=True)
-            fallback = legal[early].astype(np.float32)
-            fallback[:, -1] = 0.0
-            policy[early] = np.where(total > 0, policy[early] / np.maximum(total, 1e-30),
-                                     fallback / np.maximum(fallback.sum(1, keepdims=True), 1))
-        return policy, value
 
 
 def sgf_path(run_dir: Path, generation: int, number: int) -> Path:
@@ -106,8 +70,6 @@ def play_generation(
     if done:
         log(f"generation {generation}: {done} games on disk, playing the other {remaining}")
     seed = derive_seed(config.seed, generation, done)
-    if config.selfplay.pass_min_fill > 0:
-        evaluator = EarlyPassFilter(evaluator, config.selfplay.pass_min_fill)
     search = BatchedSearch(evaluator, config.mcts, games=min(config.selfplay.parallel, remaining),
                            seed=seed)
     base_seconds, base_evals = float(progress["seconds"]), int(progress["evaluations"])

@@ -28,7 +28,7 @@ from harness.game.position import Game
 from harness.search import tree as T
 from harness.search.config import MCTSConfig
 from harness.search.evaluator import Evaluator
-from harness.search.leaves import history_rows
+from harness.search.leaves import PASS_FINISHED, PASS_RULES, history_rows, restrict_pass
 from harness.search.moves import (
     SearchResult,
     best_move,
@@ -61,6 +61,7 @@ def _params(config: MCTSConfig) -> np.ndarray:
     params[T.FPU_ROOT] = config.root_fpu_reduction
     params[T.VIRTUAL_LOSS] = config.virtual_loss
     params[T.NOISE_EPSILON] = config.noise_epsilon
+    params[T.PASS_RULE] = PASS_RULES[config.pass_rule]
     return params
 
 
@@ -83,6 +84,8 @@ class BatchedSearch:
             raise ValueError(f"games must be >= 1, got {games}")
         geo = geometry(self.size)
         self._nbr, self._zob = geo.neighbours, geo.zobrist
+        self._geo = (geo.neighbours, geo.diagonals, geo.zobrist)
+        self._owner = np.zeros(self.size * self.size, np.int32)
         self.points = self.size * self.size
         self.rng = np.random.default_rng(seed)
         self.params = _params(self.config)
@@ -218,6 +221,8 @@ class BatchedSearch:
         s.new_playouts[index] = 0
         s.noise_on[index] = False
         legal = game.legal_moves()
+        if self.params[T.PASS_RULE] == PASS_FINISHED and game.rules != "nogo":
+            restrict_pass(game.boards, 0, game.komi, self._nbr, self._geo[1], legal, self._owner)
         if game.is_over or not legal.any():
             self._done.append((index, self._empty_result(legal, bool(full))))
             return
@@ -274,7 +279,7 @@ class BatchedSearch:
             return done
         n = gather(
             self.tree, s, self.roots, self.root_rows, self.scratch, self.leaves,
-            self.params, self.per_game, self._nbr, self._zob,
+            self.params, self.per_game, self._geo,
         )
         if n:
             leaves = self.leaves

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 SYMMETRY_MODES = ("random", "none")
 VALUE_CONVENTIONS = ("tanh", "sigmoid")
 FORWARD_MODES = ("function", "predict_on_batch")
+PASS_RULES = ("finished", "free")
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,15 @@ class MCTSConfig:
     # Node capacity per game; None sizes it for the worst case of
     # max(playouts, fast_playouts) expansions of every legal move.
     max_nodes: int | None = None
+    # "finished": in Go the search may pass only when nothing is left but
+    # filling its own eyes, or to end the game with a Tromp-Taylor win after
+    # the opponent passed (harness.search.leaves.restrict_pass). "free": pass
+    # is always a candidate, as the rules allow.
+    pass_rule: str = "finished"
 
     def __post_init__(self) -> None:
+        if self.pass_rule not in PASS_RULES:
+            raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {self.pass_rule!r}")
         if self.playouts < 1:
             raise ValueError(f"playouts must be >= 1, got {self.playouts}")
         if self.fast_playouts is not None and self.fast_playouts < 1:

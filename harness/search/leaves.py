@@ -62,17 +62,51 @@ def area_value(b, slot, komi, nbr, owner):
     return 0.0
 
 
+PASS_FREE, PASS_FINISHED = 0, 1
+PASS_RULES = {"free": PASS_FREE, "finished": PASS_FINISHED}
+
+
 @njit(cache=True)
-def leaf_outcome(b, slot, komi, nbr, zob, legal, owner):
+def restrict_pass(b, slot, komi, nbr, diag, legal, owner):
+    """Take pass out of ``legal`` while the game is not finished.
+
+    Pass stays legal when the side to move has nothing left but filling its
+    own eyes, or when the opponent has just passed and passing now ends the
+    game in a Tromp-Taylor win. Without this rule self-play teaches networks
+    to pass whenever they think they are ahead: the opponent's reply pass then
+    scores dead stones as alive and the games (and the value targets) turn
+    into noise. Random playouts use the same eye rule to end their games.
+    """
+    points = legal.shape[0] - 1
+    if not legal[points]:
+        return
+    color = b.meta[slot, K.TO_PLAY]
+    playable = False
+    for p in range(points):
+        if legal[p] and not K.is_eye(b, slot, p, color, nbr, diag):
+            playable = True
+            break
+    if not playable:
+        return
+    if b.meta[slot, K.PASSES] == 1 and area_value(b, slot, komi, nbr, owner) > 0:
+        return
+    legal[points] = False
+
+
+@njit(cache=True)
+def leaf_outcome(b, slot, komi, nbr, diag, zob, legal, owner, pass_rule):
     """(is_terminal, value for the side to move) of the position in ``slot``.
 
-    Fills ``legal`` (bool, P + 1) for positions that go on. Go ends after two
-    passes (scored by area with komi); NoGo ends when the side to move has no
-    legal move, and that side has lost.
+    Fills ``legal`` (bool, P + 1) for positions that go on, with pass
+    restricted under ``PASS_FINISHED`` (:func:`restrict_pass`). Go ends after
+    two passes (scored by area with komi); NoGo ends when the side to move has
+    no legal move, and that side has lost.
     """
     if b.meta[slot, K.RULE] != K.NOGO and b.meta[slot, K.PASSES] >= 2:
         return True, area_value(b, slot, komi, nbr, owner)
     K.legal_mask(b, slot, nbr, zob, legal)
+    if pass_rule == PASS_FINISHED and b.meta[slot, K.RULE] != K.NOGO:
+        restrict_pass(b, slot, komi, nbr, diag, legal, owner)
     if b.meta[slot, K.RULE] == K.NOGO:
         for m in range(legal.shape[0]):
             if legal[m]:

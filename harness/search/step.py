@@ -77,7 +77,7 @@ def remaining(t, s, g):
 
 
 @njit(cache=True)
-def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, nbr, zob, owner):
+def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, pass_rule):
     """Rebuild leaf ``n``'s position; returns True when it needs the network.
 
     A finished position is marked TERMINAL with its exact value and backed up
@@ -85,10 +85,12 @@ def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, nbr, zob, owner):
     """
     path = leaves.path[n]
     depth = leaves.depth[n]
+    nbr, diag, zob = geo
     load_leaf(roots, g, root_rows, t.move[g], path, depth, scratch, n, leaves.rows)
     replay_path(t.move[g], path, depth, scratch, n, leaves.rows, nbr, zob)
     node = path[depth - 1]
-    over, value = leaf_outcome(scratch, n, s.komi[g], nbr, zob, leaves.legal[n], owner)
+    over, value = leaf_outcome(scratch, n, s.komi[g], nbr, diag, zob, leaves.legal[n], owner,
+                               pass_rule)
     if over and node != T.ROOT:
         t.first[g, node] = T.TERMINAL
         t.term[g, node] = value
@@ -102,9 +104,13 @@ def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, nbr, zob, owner):
 
 
 @njit(cache=True)
-def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, nbr, zob):
-    """Collect leaves from every active game; returns how many need the network."""
+def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo):
+    """Collect leaves from every active game; returns how many need the network.
+
+    ``geo`` is the board's (neighbours, diagonals, zobrist) arrays.
+    """
     capacity = leaves.game.shape[0]
+    pass_rule = int(params[T.PASS_RULE])
     owner = np.zeros(roots.stones.shape[1], np.int32)
     n = 0
     for g in range(t.move.shape[0]):
@@ -118,7 +124,7 @@ def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, nbr, zob):
             leaves.path[n, 0] = T.ROOT
             leaves.depth[n] = 1
             t.inflight[g, T.ROOT] += 1
-            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, nbr, zob, owner):
+            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, pass_rule):
                 n += 1
             continue
         pending = 0
@@ -138,7 +144,7 @@ def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, nbr, zob):
                 T.release(t, g, leaves.path[n], depth)
                 break
             leaves.depth[n] = depth
-            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, nbr, zob, owner):
+            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, pass_rule):
                 n += 1
                 pending += 1
     return n

@@ -39,8 +39,8 @@ UNEXPANDED, TERMINAL, PENDING = -1, -2, -3
 ROOT = 0
 
 # Indices into the ``params`` float64 vector the kernels take.
-C_PUCT, C_BASE, FPU, FPU_ROOT, VIRTUAL_LOSS, NOISE_EPSILON = range(6)
-PARAM_COUNT = 6
+C_PUCT, C_BASE, FPU, FPU_ROOT, VIRTUAL_LOSS, NOISE_EPSILON, PASS_RULE = range(7)
+PARAM_COUNT = 7
 
 
 class Tree(NamedTuple):

@@ -1,0 +1,118 @@
+"""The search's "finished" pass rule: pass is a candidate only when the game is over
+in substance (own eyes left to fill, or a Tromp-Taylor win after the opponent passed)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.game.geometry import BLACK, WHITE
+from harness.game.position import Game
+from harness.search import BatchedSearch, MCTSConfig
+from harness.search.leaves import restrict_pass
+from harness.search.oracle import OracleEvaluator
+from harness.search.selfplay import play_games
+
+# Both sides have two one-point eyes and nothing else to play.
+SETTLED = """
+X X X X X
+X . X . X
+X X X X X
+O O O O O
+O . O . O
+"""
+
+# Black owns two columns (10 points), White three (15).
+SPLIT = """
+. X O . .
+. X O . .
+. X O . .
+. X O . .
+. X O . .
+"""
+
+
+def pass_allowed(game: Game) -> bool:
+    legal = game.legal_moves()
+    geo = game.geo
+    restrict_pass(game.boards, 0, game.komi, geo.neighbours, geo.diagonals, legal,
+                  np.zeros(game.size * game.size, np.int32))
+    return bool(legal[-1])
+
+
+def test_no_pass_on_an_open_board():
+    assert not pass_allowed(Game(9))
+
+
+def test_pass_when_only_own_eyes_are_left():
+    assert pass_allowed(Game.from_ascii(SETTLED, to_play=BLACK))
+    assert pass_allowed(Game.from_ascii(SETTLED, to_play=WHITE))
+
+
+@pytest.mark.parametrize("to_play, allowed", [(WHITE, True), (BLACK, False)])
+def test_after_a_pass_only_the_player_ahead_may_end_the_game(to_play, allowed):
+    game = Game.from_ascii(SPLIT, to_play=3 - to_play, komi=0.5)
+    game.play(game.pass_move)
+    assert game.to_play == to_play
+    assert pass_allowed(game) == allowed
+
+
+def test_without_a_pass_first_even_the_player_ahead_plays_on():
+    assert not pass_allowed(Game.from_ascii(SPLIT, to_play=WHITE, komi=0.5))
+
+
+def search_once(game: Game, rule: str):
+    evaluator = OracleEvaluator(game.size, value="area", priors="uniform", scale=25.0)
+    search = BatchedSearch(evaluator, MCTSConfig(playouts=200, pass_rule=rule), seed=3)
+    return search.search([game])[0]
+
+
+def test_the_search_never_visits_an_early_pass():
+    game = Game(5, komi=0.5)
+    assert search_once(game, "free").visits[game.pass_move] > 0
+    finished = search_once(game, "finished")
+    assert finished.visits[game.pass_move] == 0 and finished.prior[game.pass_move] == 0
+
+
+def test_the_player_ahead_ends_the_game_by_passing():
+    game = Game.from_ascii(SPLIT, to_play=BLACK, komi=0.5)
+    game.play(game.pass_move)
+    result = search_once(game, "finished")
+    assert result.best_move == game.pass_move
+    assert result.q[game.pass_move] == pytest.approx(1.0)
+
+
+def _own_eye(board: np.ndarray, r: int, c: int, color: int) -> bool:
+    """Independent eye test: orthogonal neighbours all ``color``, and at most one
+    enemy diagonal in the centre (none on the edge)."""
+    n = board.shape[0]
+    inside = [(r + dr, c + dc) for dr, dc in ((1, 0), (-1, 0), (0, 1), (0, -1))
+              if 0 <= r + dr < n and 0 <= c + dc < n]
+    if any(board[q] != color for q in inside):
+        return False
+    diagonals = [(r + dr, c + dc) for dr in (1, -1) for dc in (1, -1)]
+    on_board = [q for q in diagonals if 0 <= q[0] < n and 0 <= q[1] < n]
+    enemy = sum(board[q] == 3 - color for q in on_board)
+    return enemy + (len(on_board) < 4) < 2
+
+
+def test_self_play_passes_only_in_finished_positions():
+    evaluator = OracleEvaluator(5, value="area", priors="uniform", scale=6.0)
+    search = BatchedSearch(evaluator, MCTSConfig(playouts=24, temperature_moves=30),
+                           games=4, seed=5)
+    records = play_games(search, 8, komi=0.5, seed=9, max_moves=200)
+    passes = 0
+    for record in records:
+        replay = Game(5, komi=0.5)
+        for color, move in record.game.moves:
+            if move == replay.pass_move:
+                passes += 1
+                legal = replay.legal_moves()[:-1].reshape(5, 5)
+                board = replay.board
+                open_points = [(r, c) for r, c in zip(*np.nonzero(legal), strict=True)
+                               if not _own_eye(board, r, c, color)]
+                ending_a_win = (replay.passes == 1
+                                and replay.score() * (1 if color == BLACK else -1) > 0)
+                assert not open_points or ending_a_win
+            replay.play(move)
+    assert passes > 0
