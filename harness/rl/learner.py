@@ -17,6 +17,7 @@ import numpy as np
 from harness.rl.config import RLConfig
 from harness.rl.samples import Sampler, window_columns
 from harness.train.config import TrainConfig
+from harness.train.distribute import optimizer_step
 from harness.train.sources import derive_seed, to_head_targets
 
 NOGO_PLUS_WEIGHTS = {"ownership": 0.5, "score": 0.25}  # NoGoZero+ section 4 (c_d, c_s)
@@ -114,7 +115,7 @@ class Learner:
 
     @property
     def step(self) -> int:
-        return int(self.model.optimizer.iterations)
+        return optimizer_step(self.model)
 
     def columns(self) -> tuple[str, ...]:
         return window_columns(self.heads)

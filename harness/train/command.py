@@ -33,6 +33,8 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--value-loss", "value_loss", str, "auto, mse (tanh head) or bce (sigmoid head)"),
     ("--heads", "heads", str, "extra heads, comma separated (ownership,score)"),
     ("--seed", "seed", int, "random seed"),
+    ("--strategy", "strategy", str,
+     "tf.distribute: auto (mirrored on 2+ GPUs), none, mirrored, multi-worker (TF_CONFIG)"),
     ("--precision", "precision", str,
      "float32, mixed_bfloat16 (fast on CPUs with AMX/AVX512-BF16) or mixed_float16 (GPUs)"),
 )

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.train.distribute import STRATEGIES
 from harness.train.schedules import SCHEDULES, ScheduleSpec
 
 OPTIMIZERS = ("sgd", "adam")
@@ -70,6 +71,8 @@ class TrainConfig:
     seed: int = 0
     tensorboard: bool = True
     precision: str = "float32"  # a Keras dtype policy, see PRECISIONS
+    # tf.distribute strategy (harness.train.distribute): auto, none, mirrored, multi-worker.
+    strategy: str = "auto"
 
     def __post_init__(self) -> None:
         problems = list(_problems(self))
@@ -120,6 +123,8 @@ def _problems(c: TrainConfig):
         yield f"unknown lr_schedule {c.lr_schedule!r} (choose from {', '.join(SCHEDULES)})"
     if c.value_loss not in VALUE_LOSSES:
         yield f"unknown value_loss {c.value_loss!r} (choose from {', '.join(VALUE_LOSSES)})"
+    if c.strategy not in STRATEGIES:
+        yield f"unknown strategy {c.strategy!r} (choose from {', '.join(STRATEGIES)})"
     if c.precision not in PRECISIONS:
         yield f"unknown precision {c.precision!r} (choose from {', '.join(PRECISIONS)})"
     for name in ("epochs", "epoch_samples", "batch_size"):

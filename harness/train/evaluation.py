@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from harness.train.distribute import predict_batch
 from harness.train.metrics import MetricAccumulator
 from harness.train.sources import BatchSource, to_head_targets
 
@@ -35,9 +36,7 @@ def evaluate_model(model, source: BatchSource, *, value_loss: str,
     bar = _bar(total, "evaluate", progress)
     for batch in batches:
         x, targets, weights = to_head_targets(batch, value_loss)
-        outputs = model.predict_on_batch(x)
-        if not isinstance(outputs, Mapping):
-            outputs = dict(zip(model.output_names, outputs, strict=True))
+        outputs = predict_batch(model, x)
         acc.add({k: np.asarray(v) for k, v in outputs.items()}, targets, weights)
         bar.update(len(x))
     bar.close()

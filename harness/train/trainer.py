@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.train.config import ConfigError, TrainConfig
+from harness.train.distribute import make_strategy, optimizer_step, scope, train_batch
 from harness.train.evaluation import evaluate_model, model_value_loss
 from harness.train.run_dir import RunDir, RunState
 from harness.train.schedules import keras_schedule, learning_rate
@@ -160,25 +161,28 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
     soft_policy = np.asarray(next(iter(peek))[1]["policy"]).ndim == 2  # indices or visits
     getattr(peek, "close", lambda: None)()
 
+    strategy = make_strategy(config.strategy)
     if state is None:
-        model = plan.build_model()
-        value_loss = _signed_value_loss(config, model)
-        compile_model(model, config, value_loss, soft_policy)
+        with scope(strategy):
+            model = plan.build_model()
+            value_loss = _signed_value_loss(config, model)
+            compile_model(model, config, value_loss, soft_policy)
         run.create(config)
         state = RunState()
         log(f"run {run.path}: {config.epochs} epochs x {config.epoch_samples:,} samples, "
             f"{config.steps_per_epoch:,} steps per epoch")
     else:
         checkpoint = state.partial.get("checkpoint") or state.checkpoint
-        if not checkpoint:
-            model = plan.build_model()
-            value_loss = _signed_value_loss(config, model)
-            compile_model(model, config, value_loss, soft_policy)
-        else:
-            model = plan.load_model(run.path / checkpoint)
-            _exclude_from_decay(model.optimizer)
-            value_loss = _signed_value_loss(config, model)
-        step = int(model.optimizer.iterations) if checkpoint else 0
+        with scope(strategy):
+            if not checkpoint:
+                model = plan.build_model()
+                value_loss = _signed_value_loss(config, model)
+                compile_model(model, config, value_loss, soft_policy)
+            else:
+                model = plan.load_model(run.path / checkpoint)
+                _exclude_from_decay(model.optimizer)
+                value_loss = _signed_value_loss(config, model)
+        step = optimizer_step(model) if checkpoint else 0
         expected = state.partial.get("step", state.step)
         if step != expected:
             raise ConfigError(f"{run.path}: checkpoint {checkpoint} is at step {step}, "
@@ -194,7 +198,7 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
             if isinstance(outcome, str):
                 log(outcome)
                 return TrainResult(EXIT_INTERRUPTED, state.epochs_done,
-                                   int(model.optimizer.iterations), run.path, outcome)
+                                   optimizer_step(model), run.path, outcome)
             row = _finish_epoch(plan, model, run, state, epoch, outcome, value_loss, progress,
                                 writer)
             rows.append(row)
@@ -238,10 +242,10 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
     logs: dict[str, float] = {}
     for b, batch in enumerate(batches, start=start):
         x, targets, weights = _fill_missing_heads(model, to_head_targets(batch, value_loss))
-        logs = model.train_on_batch(x, targets, sample_weight=weights, return_dict=True)
+        logs = train_batch(model, x, targets, weights)
         samples += len(x)
         bar.update(len(x))
-        step = int(model.optimizer.iterations)
+        step = optimizer_step(model)
         if step % 20 == 0 or b == config.steps_per_epoch - 1:
             bar.set_postfix(loss=f"{logs['loss']:.3f}", lr=f"{learning_rate(spec, step):.2g}")
         if writer is not None and step % 50 == 0:
@@ -259,7 +263,7 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
     bar.close()
     elapsed = time.perf_counter() - t0
     state.wall_time_s = wall0 + elapsed
-    state.step = int(model.optimizer.iterations)
+    state.step = optimizer_step(model)
     return _EpochStats(logs, samples, elapsed)
 
 
