@@ -10,10 +10,10 @@ CONFIG ?= configs/quick.toml
 
 .PHONY: run test install gnugo lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test,ray]'
 	touch $(STAMP)
 
 install: $(STAMP)

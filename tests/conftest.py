@@ -44,3 +44,16 @@ def gnugo_factory(gnugo_path) -> Iterator[Callable[..., GTPClient]]:
 def gnugo(gnugo_factory) -> GTPClient:
     """A running GNU Go 3.8 in GTP mode: Chinese rules, simple ko, suicide forbidden."""
     return gnugo_factory()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A local Ray cluster with two worker CPUs, shared by the Ray tests of one
+    pytest process; skips when Ray is not installed (``pip install .[ray]``)."""
+    ray = pytest.importorskip("ray", reason="Ray not installed (pip install .[ray])")
+    import os
+
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()

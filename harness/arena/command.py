@@ -59,7 +59,13 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    rows = run_tournament(config, progress=not args.no_progress)
+    from harness.distributed import BackendError
+
+    try:
+        rows = run_tournament(config, progress=not args.no_progress)
+    except BackendError as e:
+        print(f"harness tournament: {e}", file=sys.stderr)
+        return 2
     import pandas as pd
 
     ranking = pd.read_csv(f"{config.out}/ranking.csv")

@@ -43,8 +43,13 @@ class DatagenConfig:
     playouts: int | None = None
     parallel: int = 1
     seed: int = 0
+    backend: str = "local"  # or "ray" (harness.distributed)
+    ray_address: str = ""
 
     def __post_init__(self) -> None:
+        from harness.distributed import check_backend
+
+        check_backend(self.backend)
         if self.games < 1:
             raise ValueError("games must be at least 1")
 
@@ -107,7 +112,13 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    rows = generate(config, progress=not args.no_progress)
+    from harness.distributed import BackendError
+
+    try:
+        rows = generate(config, progress=not args.no_progress)
+    except BackendError as e:
+        print(f"harness datagen: {e}", file=sys.stderr)
+        return 2
     errors = sum(1 for r in rows if r.error)
     moves = sum(r.moves for r in rows if not r.error)
     print(f"{len(rows)} games ({errors} errors, {moves} moves) in {config.games_dir}/")

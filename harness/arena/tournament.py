@@ -3,7 +3,9 @@
 Every finished game is appended at once to ``results.jsonl`` (one JSON object
 a line, flushed and fsynced) and its SGF saved, so a killed tournament loses
 at most the games in flight; rerunning the same command plays only the games
-whose ids are missing. Games run in worker processes; only the parent writes.
+whose ids are missing. Games run in worker processes (or, with ``backend =
+"ray"``, on Ray workers: :mod:`harness.distributed.games`); only the parent
+writes.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ GAME_FLAGS: dict[str, tuple[str, type]] = {
     "playouts": ("--playouts", int),
     "parallel": ("--parallel", int),
     "seed": ("--seed", int),
+    "backend": ("--backend", str),
+    "ray_address": ("--ray-address", str),
 }
 
 
@@ -59,8 +63,13 @@ class TournamentConfig:
     seed: int = 0
     anchor: str | None = None
     retry_errors: bool = False
+    backend: str = "local"  # or "ray": games on a Ray cluster (harness.distributed)
+    ray_address: str = ""  # join this cluster; empty: a local Ray instance
 
     def __post_init__(self) -> None:
+        from harness.distributed import check_backend
+
+        check_backend(self.backend)
         if len(self.players) < 2:
             raise ValueError("a tournament needs at least two players")
         names = [name for name, _ in self.named_players()]
@@ -294,6 +303,12 @@ def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[G
 
 
 def play_all(tasks: Sequence[GameTask], config: TournamentConfig) -> Iterator[GameRow]:
+    """Rows of ``tasks`` as they finish, each game once (``config`` may also be a DatagenConfig)."""
+    if config.backend == "ray":
+        from harness.distributed.games import play_all_ray
+
+        yield from play_all_ray(tasks, config)
+        return
     if config.parallel <= 1 or len(tasks) <= 1:
         try:
             for task in tasks:

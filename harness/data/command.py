@@ -80,6 +80,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=None, help="read only the first N games")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--commit-games", type=int, default=5000, help=argparse.SUPPRESS)
+    from harness.distributed.backend import add_backend_flags
+
+    add_backend_flags(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -106,6 +109,8 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         limit=args.limit,
         commit_games=args.commit_games,
+        backend=args.backend or "local",
+        ray_address=args.ray_address or "",
     )
     try:
         result = ingest(config)

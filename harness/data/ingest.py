@@ -58,6 +58,8 @@ class IngestConfig:
     progress: bool = True
     limit: int | None = None  # read only the first N records of the sources
     stop_after_records: int | None = None  # testing aid: stop (uncommitted) after N records
+    backend: str = "local"  # or "ray": shards on a Ray cluster (harness.distributed.shards)
+    ray_address: str = ""  # join this cluster; empty: a local Ray instance
 
     @property
     def convert_settings(self) -> ConvertSettings:
@@ -206,9 +208,23 @@ def _run_task(task: _Task) -> list[Outcome]:
 
 
 def _outcomes(
-    tasks: Iterator[_Task], settings: ConvertSettings, max_member_bytes: int, workers: int
+    tasks: Iterator[_Task],
+    settings: ConvertSettings,
+    max_member_bytes: int,
+    workers: int,
+    backend: str = "local",
+    ray_address: str = "",
 ) -> Iterator[tuple[str, Outcome]]:
-    """(source, outcome) in input order; a few tasks in flight at most (bounded memory)."""
+    """(source, outcome) in input order; a few tasks in flight at most (bounded memory).
+
+    ``workers`` 0 means one per core (of the Ray cluster on the ray backend).
+    """
+    if backend == "ray":
+        from harness.distributed.shards import ray_outcomes
+
+        yield from ray_outcomes(tasks, settings, max_member_bytes, workers, ray_address)
+        return
+    workers = workers or os.cpu_count() or 1
     if workers <= 1:
         _init_worker(settings, max_member_bytes)
         for task in tasks:
@@ -247,6 +263,8 @@ def _journal_key(config: IngestConfig, sources: list[dict]) -> dict:
         "stop_after_records",
         "commit_games",
         "commit_positions",
+        "backend",
+        "ray_address",
     )  # none of these changes the content
     for name in ignored:
         key.pop(name)
@@ -260,6 +278,14 @@ def ingest(config: IngestConfig) -> IngestResult:
     """Run (or resume) an ingest; raises :class:`IngestError` for a bad start."""
     start = time.perf_counter()
     output = Path(config.output)
+    from harness.distributed.backend import BackendError, check_backend, import_ray
+
+    try:
+        check_backend(config.backend)
+        if config.backend == "ray":
+            import_ray()  # before any file is touched
+    except (BackendError, ValueError) as exc:
+        raise IngestError(str(exc)) from None
     if output.suffix != ".h5":
         raise IngestError(f"{output}: the output name must end in .h5")
     if not output.parent.exists():
@@ -361,11 +387,11 @@ def _process(config: IngestConfig, journal: Journal, state: JournalState) -> boo
     """Convert every record not yet committed; returns False if stopped early."""
     from tqdm import tqdm
 
-    workers = config.workers or os.cpu_count() or 1
     stops = [n for n in (config.limit, config.stop_after_records) if n is not None]
     stop = min(stops) if stops else None
     tasks = _tasks(config.sources, config.max_member_bytes, state.records)
-    outcomes = _outcomes(tasks, config.convert_settings, config.max_member_bytes, workers)
+    outcomes = _outcomes(tasks, config.convert_settings, config.max_member_bytes,
+                         config.workers, config.backend, config.ray_address)
     points = config.board_size * config.board_size
 
     writer = JournalWriter(journal, state, points, config.commit_games, config.commit_positions)

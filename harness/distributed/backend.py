@@ -1,0 +1,112 @@
+"""The backend switch and the Ray session every Ray stage runs inside.
+
+Why a session helper: a stage may run on its own (``harness tournament
+--backend ray``: start Ray, work, shut it down) or inside a caller that
+already started Ray (``harness suite``, a test fixture): then the stage joins
+that session and leaves it running. Ray is imported lazily, so a machine
+without it can use every stage on the local backend.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from types import ModuleType
+
+BACKENDS = ("local", "ray")
+RAY_MISSING = "the ray backend needs Ray: pip install .[ray]"
+
+
+class BackendError(RuntimeError):
+    """The chosen backend cannot run here; the message is one line."""
+
+
+def check_backend(backend: str) -> None:
+    """Raise ValueError (a one-line config error) for an unknown backend name."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+
+
+def import_ray() -> ModuleType:
+    """``ray``, or :class:`BackendError` telling how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise BackendError(RAY_MISSING) from None
+    return ray
+
+
+def ray_available() -> bool:
+    try:
+        import_ray()
+    except BackendError:
+        return False
+    return True
+
+
+@contextlib.contextmanager
+def ray_session(address: str = "", cpus: int = 0) -> Iterator[ModuleType]:
+    """Yield ``ray`` with a session running.
+
+    ``address`` empty: start a local Ray instance with ``cpus`` CPUs (0: the
+    machine's); otherwise join the cluster there (``auto``, ``HOST:6379`` or
+    ``ray://HOST:10001``). A session that was already running is used as it
+    is and left running.
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    options: dict = {"include_dashboard": False, "log_to_driver": False,
+                     "logging_level": logging.WARNING, "configure_logging": True}
+    # Workers started by a local instance inherit this environment: keep
+    # TensorFlow's start-up chatter out of their logs as the CLI does.
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    try:
+        if address:
+            ray.init(address=address, **options)
+        else:
+            ray.init(num_cpus=cpus or None, **options)
+    except (ConnectionError, RuntimeError, ValueError) as exc:
+        where = f"the Ray cluster at {address}" if address else "a local Ray instance"
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BackendError(f"cannot start {where}: {first}") from None
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def cluster_cpus(ray: ModuleType) -> int:
+    """CPUs the session has (the whole cluster when joined to one)."""
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def add_backend_flags(parser: argparse.ArgumentParser, *, dest_prefix: str = "") -> None:
+    """``--backend local|ray`` and ``--ray-address``; unset flags stay None (configs win)."""
+    parser.add_argument("--backend", dest=f"{dest_prefix}backend", choices=BACKENDS, default=None,
+                        help="where the parallel work runs: local processes (default) or Ray")
+    parser.add_argument("--ray-address", dest=f"{dest_prefix}ray_address", default=None,
+                        metavar="ADDR",
+                        help="join this Ray cluster (e.g. HEAD:6379 or auto); "
+                             "without it --backend ray starts a local Ray instance")
+
+
+def limit_tensorflow_threads(cpus: int) -> None:
+    """Size TensorFlow's thread pools to a worker's CPUs, before TF starts.
+
+    Several Ray workers share a machine; each TensorFlow would otherwise
+    start one thread per core and they would fight over the cores.
+    """
+    cpus = max(1, int(cpus))
+    for name in ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
+        os.environ[name] = str(cpus)
+    os.environ["TF_NUM_INTEROP_THREADS"] = "1"
+    with contextlib.suppress(ImportError, RuntimeError):
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(cpus)
+        tf.config.threading.set_inter_op_parallelism_threads(1)

@@ -1,0 +1,60 @@
+"""Ingest shards as work for a pool of Ray actors, results in input order.
+
+The parent of an ingest decides kept / duplicate / rejected in input order,
+so the workers' outcomes must come back in the order of the tasks; the
+pool's ordered mode does that with a bounded number of shards in flight, so
+the dataset is the same, row for row, as on the local backend. Small SGF
+files are read by the workers (the paths must be visible to every node: a
+shared filesystem); archives are split by the driver and sent as records.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from pathlib import Path
+
+from harness.distributed.backend import cluster_cpus, ray_session
+from harness.distributed.pool import WorkerPool
+
+
+class ShardWorker:
+    """A Ray actor: replays ingest tasks with fixed convert settings."""
+
+    def __init__(self, settings, max_member_bytes: int):
+        from harness.data.ingest import _init_worker
+
+        _init_worker(settings, max_member_bytes)
+
+    def run(self, task):
+        from harness.data.ingest import _run_task
+
+        return _run_task(task)
+
+
+def ray_outcomes(tasks: Iterator, settings, max_member_bytes: int, workers: int,
+                 address: str = "") -> Iterator[tuple[str, object]]:
+    """(source, outcome) in input order, like the local ``_outcomes``.
+
+    ``workers`` (0: all CPUs) sizes a local Ray instance and caps the pool.
+    """
+    def absolute(task):
+        if not task.files:
+            return task
+        return dataclasses.replace(task, files=tuple(str(Path(f).resolve()) for f in task.files))
+
+    with ray_session(address, cpus=workers) as ray:
+        size = workers or cluster_cpus(ray)
+        with WorkerPool(ray, ShardWorker, (settings, max_member_bytes), size, depth=2) as pool:
+            items = ((n, (absolute(task),), task.top) for n, task in enumerate(tasks))
+            tops: dict[int, str] = {}
+
+            def keyed():
+                for n, args, top in items:
+                    tops[n] = top
+                    yield n, args
+
+            for n, outcomes in pool.run("run", keyed(), ordered=True, window=4 * size):
+                top = tops.pop(n)
+                for outcome in outcomes:
+                    yield top, outcome
