@@ -19,6 +19,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int)
     parser.add_argument("--resume", action="store_true",
                         help="continue the run from its last commit (the saved config is used)")
+    from harness.distributed.backend import add_backend_flags
+
+    add_backend_flags(parser)
+    parser.add_argument("--workers", type=int, default=None,
+                        help="Ray self-play actors (default: one per CPU of the cluster)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -26,7 +31,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.rl.config import load_config, read_config
 
     overrides = {"run": args.run, "runs_dir": args.runs_dir, "generations": args.generations,
-                 "init": args.init, "seed": args.seed}
+                 "init": args.init, "seed": args.seed, "backend": args.backend,
+                 "ray_address": args.ray_address}
     try:
         config = load_config(args.config, overrides)
         if args.resume:
@@ -34,14 +40,25 @@ def run(args: argparse.Namespace) -> int:
             extend = args.generations or (config.generations if args.config else None)
             config = dataclasses.replace(saved, runs_dir=config.runs_dir, run=config.run,
                                          generations=extend or saved.generations)
+            # Where the games are played may change between sessions of a run.
+            where = {k: v for k, v in (("backend", args.backend),
+                                       ("ray_address", args.ray_address)) if v is not None}
+            config = dataclasses.replace(config, **where)
+        if args.workers is not None:
+            config = dataclasses.replace(
+                config, selfplay=dataclasses.replace(config.selfplay, workers=args.workers))
     except (ConfigError, ValueError) as e:
         print(f"harness rl: {e}", file=sys.stderr)
         return 2
+    from harness.distributed import BackendError
+    from harness.distributed.backend import import_ray
     from harness.rl.run import RLRun
 
     try:
+        if config.backend == "ray":
+            import_ray()  # before generation 0 is written
         state = RLRun(config).run(resume=args.resume)
-    except ConfigError as e:
+    except (ConfigError, BackendError) as e:
         print(f"harness rl: {e}", file=sys.stderr)
         return 2
     print(f"done: {state.generation - 1} generations, {state.games_total} games, "

@@ -31,10 +31,19 @@ class SelfPlayConfig:
     games: int = 64  # games per generation
     parallel: int = 16  # games played at once (search slots, one network batch)
     max_moves: int | None = None  # None: twice the number of points
+    # Games per unit of work: a unit is played by one search with its own seed
+    # (derived from the run seed, the generation and its first game index), so
+    # its games do not depend on which worker plays it. 0: the whole
+    # generation is one unit on the local backend, ``parallel`` games a unit
+    # on Ray. Set it to make local and Ray runs play the same games.
+    unit_games: int = 0
+    workers: int = 0  # Ray self-play actors (0: one per CPU of the cluster)
 
     def __post_init__(self) -> None:
         if self.games < 1 or self.parallel < 1:
             raise ValueError("selfplay games and parallel must be at least 1")
+        if self.unit_games < 0 or self.workers < 0:
+            raise ValueError("selfplay unit_games and workers must be >= 0")
 
 
 @dataclass(frozen=True)
@@ -163,8 +172,13 @@ class RLConfig:
     window: WindowConfig = field(default_factory=WindowConfig)
     gating: GatingConfig = field(default_factory=GatingConfig)
     curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
+    backend: str = "local"  # or "ray": self-play on Ray actors (harness.distributed)
+    ray_address: str = ""  # join this cluster; empty: a local Ray instance
 
     def __post_init__(self) -> None:
+        from harness.distributed import check_backend
+
+        check_backend(self.backend)
         if self.rules not in RULES:
             raise ValueError(f"rules must be one of {RULES}, got {self.rules!r}")
         if not 2 <= self.board_size <= 25:

@@ -29,6 +29,9 @@ def run_rl_from_suite(config, runs: list[Path], log: Callable[[str], None] = pri
     values.update(run=f"{config.name}-rl", runs_dir=config.models_dir,
                   board_size=config.board_size, komi=config.komi, rules=config.rules,
                   seed=config.seed, encoder=config.data.encoder)
+    # The suite's backend, unless the rl config chooses its own.
+    values.setdefault("backend", config.backend)
+    values.setdefault("ray_address", config.ray_address)
     rl_config = config_from_mapping(values, config.rl.config or "suite [rl]")
     run = RLRun(rl_config, log=log)
     state = run.run(resume=run.exists())

@@ -94,6 +94,7 @@ class RLRun:
         self.buffer = ReplayBuffer(self.path / "buffer", config.board_size)
         self.learners: dict[str, Learner] = {}
         self._evaluators: dict[int, object] = {}
+        self._actors = None  # Ray self-play workers (backend "ray"), kept across generations
 
     # --- files ------------------------------------------------------------
     @property
@@ -168,8 +169,13 @@ class RLRun:
                 raise ConfigError(f"{self.path}: run already exists (use --resume)")
             state = self.create()
         last = min(self.config.generations, generations or self.config.generations)
-        while state.generation <= last:
-            self.generation(state)
+        try:
+            while state.generation <= last:
+                self.generation(state)
+        finally:
+            if self._actors is not None:
+                self._actors.close()
+                self._actors = None
         return state
 
     def generation(self, state: RunState) -> None:
@@ -218,8 +224,16 @@ class RLRun:
         t0 = time.perf_counter()
         if not self.buffer.chunk_path(g).exists():
             player = Path(state.best).stem
-            play_generation(self._evaluator(state, state.best), self.config, g, self.buffer,
-                            self.path, player=player, log=self.log)
+            if self.config.backend == "ray":
+                from harness.distributed.selfplay import SelfPlayActors
+
+                self._actors = self._actors or SelfPlayActors(self.config)
+                play_generation(None, self.config, g, self.buffer, self.path, player=player,
+                                log=self.log, checkpoint=self.path / state.best,
+                                actors=self._actors)
+            else:
+                play_generation(self._evaluator(state, state.best), self.config, g, self.buffer,
+                                self.path, player=player, log=self.log)
             self.buffer.merge(g)
         else:
             self.buffer.merge(g)  # removes a stale parts directory

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from harness.game.geometry import BLACK, WHITE
@@ -44,6 +45,48 @@ def _write_sgf(record: GameRecord, path: Path, generation: int, player: str) -> 
               properties={"GC": "; ".join(notes)})
 
 
+@dataclass(frozen=True)
+class Unit:
+    """Games ``first .. first + count - 1`` of a generation, played by one search from ``seed``.
+
+    The unit, not the worker, fixes the games: the seed comes from the run
+    seed, the generation and ``first``, and games are numbered in the order
+    they finish within the unit, so a unit replayed elsewhere plays the same.
+    """
+
+    first: int
+    count: int
+    seed: int
+
+
+def selfplay_units(config: RLConfig, generation: int, done: int) -> list[Unit]:
+    """The units covering games ``done ..`` of ``generation``.
+
+    Unit boundaries are multiples of the unit size; a generation resumed in
+    the middle of a unit plays the rest of it as a unit of its own (seeded by
+    its first missing game, as a resumed local generation always was).
+    """
+    selfplay = config.selfplay
+    size = selfplay.unit_games or (selfplay.parallel if config.backend == "ray" else selfplay.games)
+    units, first = [], done
+    while first < selfplay.games:
+        end = min(selfplay.games, (first // size + 1) * size)
+        units.append(Unit(first, end - first, derive_seed(config.seed, generation, first)))
+        first = end
+    return units
+
+
+def unit_search(evaluator, config: RLConfig, unit: Unit):
+    """The search that plays ``unit``: its own slots and seed, an empty evaluation cache."""
+    from harness.search import BatchedSearch
+
+    clear = getattr(evaluator, "clear_cache", None)
+    if clear is not None:
+        clear()
+    return BatchedSearch(evaluator, config.mcts, games=min(config.selfplay.parallel, unit.count),
+                         seed=unit.seed)
+
+
 def play_generation(
     evaluator,
     config: RLConfig,
@@ -53,13 +96,17 @@ def play_generation(
     *,
     player: str = "",
     log: Callable[[str], None] = print,
+    checkpoint: Path | None = None,
+    actors=None,
 ) -> dict:
     """Play the games of ``generation`` still missing; returns the timing counters.
 
-    ``evaluator`` is the self-play network behind the search's Evaluator interface.
+    ``evaluator`` is the self-play network behind the search's Evaluator
+    interface (local backend). On the Ray backend the games are played by
+    ``actors`` (a :class:`harness.distributed.selfplay.SelfPlayActors`, one
+    made for this call if None) with the weights of ``checkpoint``; either way
+    this process commits every game, in game order.
     """
-    from harness.search import BatchedSearch
-
     done = buffer.games_committed(generation)
     progress = read_json(progress_path(run_dir, generation),
                          {"seconds": 0.0, "evaluations": 0, "games": 0})
@@ -69,26 +116,46 @@ def play_generation(
         return progress
     if done:
         log(f"generation {generation}: {done} games on disk, playing the other {remaining}")
-    seed = derive_seed(config.seed, generation, done)
-    search = BatchedSearch(evaluator, config.mcts, games=min(config.selfplay.parallel, remaining),
-                           seed=seed)
+    units = selfplay_units(config, generation, done)
     base_seconds, base_evals = float(progress["seconds"]), int(progress["evaluations"])
     t0 = time.perf_counter()
-    number = done
 
-    def commit(record: GameRecord) -> None:
-        nonlocal number
+    def commit(number: int, record: GameRecord, evaluations: int) -> None:
         game = record.game
         _write_sgf(record, sgf_path(run_dir, generation, number), generation, player)
         meta = GameMeta(resign_enabled=record.resign_enabled, would_resign=record.would_resign,
                         resigned=game.resigned, truncated=record.truncated)
         buffer.add_game(generation, number, game_rows(record), meta)
-        number += 1
         progress.update(seconds=base_seconds + time.perf_counter() - t0,
-                        evaluations=base_evals + search.evaluations, games=number)
+                        evaluations=base_evals + evaluations, games=number + 1)
         atomic_json(progress_path(run_dir, generation), progress)
 
-    play_games(search, remaining, config, seed, commit)
+    if config.backend == "ray":
+        from harness.distributed.selfplay import SelfPlayActors
+
+        if checkpoint is None:
+            raise ValueError("the ray backend needs the checkpoint file of the self-play network")
+        owned = actors is None
+        actors = actors or SelfPlayActors(config)
+        try:
+            for number, record, evaluations in actors.play(units, checkpoint):
+                commit(number, record, evaluations)
+        finally:
+            if owned:
+                actors.close()
+        return progress
+
+    finished_evals = 0
+    for unit in units:
+        search = unit_search(evaluator, config, unit)
+        numbers = iter(range(unit.first, unit.first + unit.count))
+
+        def on_record(record: GameRecord, search=search, numbers=numbers,
+                      before=finished_evals) -> None:
+            commit(next(numbers), record, before + search.evaluations)
+
+        play_games(search, unit.count, config, unit.seed, on_record)
+        finished_evals += search.evaluations
     return progress
 
 
