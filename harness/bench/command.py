@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 
-HELP = "measure speed and print a table (rules, ingest, pipeline, models, selfplay)"
+HELP = "measure speed and print a table (rules, ingest, pipeline, models, selfplay, distributed)"
 
 # (kind, module): each module has HELP, add_arguments(parser), run(args) -> int.
 KINDS: tuple[tuple[str, str], ...] = (
@@ -15,6 +15,7 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("ingest", "harness.bench.ingest"),
     ("pipeline", "harness.bench.pipeline"),
     ("selfplay", "harness.bench.selfplay"),
+    ("distributed", "harness.bench.distributed"),
 )
 
 

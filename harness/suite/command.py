@@ -11,6 +11,9 @@ HELP = "run a whole study from a TOML config: data, training, tournament, report
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", help="suite config, e.g. configs/quick.toml")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    from harness.distributed.backend import add_backend_flags
+
+    add_backend_flags(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -19,13 +22,22 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         config = load_suite_config(args.config)
+        if args.backend is not None:
+            config.backend = args.backend
+        if args.ray_address is not None:
+            config.ray_address = args.ray_address
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     from harness.bench.table import format_table
+    from harness.distributed import BackendError
     from harness.suite.runner import run_suite
 
-    report = run_suite(config, progress=not args.no_progress)
+    try:
+        report = run_suite(config, progress=not args.no_progress)
+    except BackendError as e:
+        print(f"harness suite: {e}", file=sys.stderr)
+        return 2
     import pandas as pd
 
     ranking = pd.read_csv(config.out / "tournament" / "ranking.csv")

@@ -77,6 +77,11 @@ class SuiteConfig:
     results_dir: str = "results"
     models_dir: str = "models"
     datasets_dir: str = "datasets"
+    # Where ingest, datagen, RL self-play and tournament games run: "local"
+    # processes or "ray" (harness.distributed), on the cluster at ray_address
+    # (empty: a local Ray instance). Passed to every stage.
+    backend: str = "local"
+    ray_address: str = ""
     data: DataSection = field(default_factory=DataSection)
     train: TrainSection = field(default_factory=TrainSection)
     rl: RLSection = field(default_factory=RLSection)
@@ -130,6 +135,12 @@ def _check(config: SuiteConfig, path: Path) -> None:
 
     if not config.train.models:
         raise ConfigError(f"{path} [train]: models is empty")
+    from harness.distributed import check_backend
+
+    try:
+        check_backend(config.backend)
+    except ValueError as e:
+        raise ConfigError(f"{path}: {e}") from None
     for name in config.train.models:
         try:
             parse_model_name(name)

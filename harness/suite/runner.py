@@ -23,6 +23,16 @@ Log = Callable[[str], None]
 
 
 def run_suite(config: SuiteConfig, *, progress: bool = True, log: Log = print) -> Path:
+    if config.backend == "ray":
+        # One Ray session for every stage (each would otherwise start its own).
+        from harness.distributed.backend import ray_session
+
+        with ray_session(config.ray_address):
+            return _run_suite(config, progress=progress, log=log)
+    return _run_suite(config, progress=progress, log=log)
+
+
+def _run_suite(config: SuiteConfig, *, progress: bool, log: Log) -> Path:
     out = config.out
     out.mkdir(parents=True, exist_ok=True)
     _write_json(out / "config.json", config.to_dict())
@@ -77,6 +87,8 @@ def ensure_dataset(config: SuiteConfig, progress: bool, log: Log) -> Path:
             workers=config.data.workers,
             seed=config.seed,
             resume=journal.exists(),
+            backend=config.backend,
+            ray_address=config.ray_address,
             overwrite=path.exists(),
             progress=progress,
         )
@@ -102,6 +114,8 @@ def generate_games(config: SuiteConfig, progress: bool, log: Log) -> Path:
         opening_moves=config.data.opening_moves,
         parallel=max(1, os.cpu_count() or 1),
         seed=config.seed,
+        backend=config.backend,
+        ray_address=config.ray_address,
     )
     log(f"no archive given: {datagen.games} games of {datagen.player} against itself")
     rows = generate(datagen, progress=progress)
@@ -239,6 +253,8 @@ def ensure_tournament(config: SuiteConfig, runs: list[Path], progress: bool, log
         parallel=section.parallel,
         seed=config.seed,
         anchor=section.anchor,
+        backend=config.backend,
+        ray_address=config.ray_address,
     )
     rows = run_tournament(tournament, progress=progress)
     errors = sum(1 for r in rows if r.error)
