@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.bench.table import format_table, save_table
+from harness.bench.table import show_table
 
 HELP = "self-play games/hour with the local backend vs Ray actors on this machine"
 HEADER = ("backend", "workers", "games", "seconds", "games/hour", "start-up s", "notes")
@@ -143,7 +143,4 @@ def run(args: argparse.Namespace) -> int:
     except (BackendError, ValueError) as error:
         print(f"harness bench distributed: {error}", file=sys.stderr)
         return 2
-    print(format_table(HEADER, rows))
-    if args.save:
-        save_table(HEADER, rows, args.save)
-    return 0
+    return show_table(HEADER, rows, args.save)

@@ -14,7 +14,7 @@ import resource
 import tempfile
 from pathlib import Path
 
-from harness.bench.table import format_table, save_table
+from harness.bench.table import show_table
 from harness.devdata import dev_archive
 
 HELP = "ingest positions/s (wall and per CPU second) and bytes/position on disk"
@@ -94,7 +94,4 @@ def run(args: argparse.Namespace) -> int:
         return 2
     counts = args.workers or sorted({1, os.cpu_count() or 1})
     rows = [measure(sources, w, args.limit, args.board_size) for w in counts]
-    print(format_table(HEADER, rows))
-    if args.save:
-        save_table(HEADER, rows, args.save)
-    return 0
+    return show_table(HEADER, rows, args.save)

@@ -7,7 +7,7 @@ import time
 
 from numba import njit
 
-from harness.bench.table import format_table, save_table
+from harness.bench.table import show_table
 from harness.game import board as K
 from harness.game.geometry import geometry
 
@@ -63,7 +63,4 @@ def measure(args: argparse.Namespace) -> list[tuple]:
 
 def run(args: argparse.Namespace) -> int:
     rows = measure(args)
-    print(format_table(HEADER, rows))
-    if args.save:
-        save_table(HEADER, rows, args.save)
-    return 0
+    return show_table(HEADER, rows, args.save)

@@ -16,7 +16,7 @@ import argparse
 import sys
 import time
 
-from harness.bench.table import format_table, save_table
+from harness.bench.table import show_table
 
 HELP = "self-play network evaluations/s vs the bare model, games/hour, UCT playouts/s"
 HEADER = ("measure", "value", "unit", "notes")
@@ -189,7 +189,4 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:  # unknown model or encoder name, bad model file, bad option
         print(f"harness bench selfplay: {error}", file=sys.stderr)
         return 2
-    print(format_table(HEADER, rows))
-    if args.save:
-        save_table(HEADER, rows, args.save)
-    return 0
+    return show_table(HEADER, rows, args.save)

@@ -17,7 +17,7 @@ import itertools
 import time
 from pathlib import Path
 
-from harness.bench.table import format_table, save_table
+from harness.bench.table import show_table
 from harness.devdata import dev_archive
 
 HELP = "SGF parsing and replay speed (games/s, moves/s) on dev-all.sgf.xz or generated games"
@@ -107,7 +107,4 @@ def measure(args: argparse.Namespace) -> tuple[str, list[tuple]]:
 def run(args: argparse.Namespace) -> int:
     label, rows = measure(args)
     print(f"source: {label} (one core)")
-    print(format_table(HEADER, rows))
-    if args.save:
-        save_table(HEADER, rows, args.save)
-    return 0
+    return show_table(HEADER, rows, args.save)

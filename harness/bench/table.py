@@ -40,3 +40,12 @@ def save_table(header: Sequence[str], rows: Sequence[Sequence[object]], stem: st
     tmp = stem.with_suffix(".md.tmp")
     tmp.write_text(format_table(header, rows) + "\n")
     os.replace(tmp, stem.with_suffix(".md"))
+
+
+def show_table(header: Sequence[str], rows: Sequence[Sequence[object]],
+               save: str | Path | None) -> int:
+    """Print the table, also write it to ``save`` (a stem) if given; exit status 0."""
+    print(format_table(header, rows))
+    if save:
+        save_table(header, rows, save)
+    return 0

@@ -20,7 +20,6 @@ Strategies:
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Mapping
 
 import numpy as np
@@ -53,11 +52,6 @@ def replicas(model) -> int:
 def optimizer_step(model) -> int:
     """The optimizer's iteration count; ``int()`` fails on a mirrored variable."""
     return int(np.asarray(model.optimizer.iterations.numpy()))
-
-
-def scope(strategy):
-    """``strategy.scope()``, or nothing for no strategy."""
-    return strategy.scope() if strategy is not None else contextlib.nullcontext()
 
 
 def train_batch(model, x, targets, weights) -> dict[str, float]:

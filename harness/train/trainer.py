@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.train.config import ConfigError, TrainConfig
-from harness.train.distribute import make_strategy, optimizer_step, scope, train_batch
+from harness.train.distribute import make_strategy, optimizer_step, train_batch
 from harness.train.evaluation import evaluate_model, model_value_loss
 from harness.train.run_dir import RunDir, RunState
 from harness.train.schedules import keras_schedule, learning_rate
@@ -163,7 +163,7 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
 
     strategy = make_strategy(config.strategy)
     if state is None:
-        with scope(strategy):
+        with strategy.scope():
             model = plan.build_model()
             value_loss = _signed_value_loss(config, model)
             compile_model(model, config, value_loss, soft_policy)
@@ -173,7 +173,7 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
             f"{config.steps_per_epoch:,} steps per epoch")
     else:
         checkpoint = state.partial.get("checkpoint") or state.checkpoint
-        with scope(strategy):
+        with strategy.scope():
             if not checkpoint:
                 model = plan.build_model()
                 value_loss = _signed_value_loss(config, model)
