@@ -72,3 +72,23 @@ def test_nogo_run_gates_switches_networks_and_trains_every_head(tmp_path):
     occupied = (x[..., 0] + x[..., 1]).reshape(64, -1) > 0  # own and opponent stones now
     assert np.all(targets["policy"][:, :25][occupied] == 0)
     assert np.all(np.abs(targets["ownership"]) <= 1)
+
+
+def test_a_spent_time_budget_ends_the_run_on_a_finished_generation(tmp_path):
+    values = {
+        "run": "budget", "runs_dir": str(tmp_path), "board_size": 5, "komi": 2.0,
+        "model": "a0.tiny", "generations": 3, "seed": 2, "max_hours": 1e-9,
+        "mcts": {"playouts": 3}, "evaluator": {"batch_size": 4},
+        "selfplay": {"games": 2, "parallel": 2, "max_moves": 12},
+        "train": {"steps": 1, "batch_size": 4}, "window": {"initial": 2},
+    }
+    lines: list[str] = []
+    state = RLRun(config_from_mapping(values, "test"), log=lines.append).run()
+    # Generation 1 starts with an unspent clock and finishes; then the budget stops the run.
+    assert state.generation == 2 and state.phase == "selfplay"
+    assert read_json(tmp_path / "budget" / "stats" / "gen-0001.json") is not None
+    assert any("time budget" in line for line in lines)
+    # Lifting the budget on resume finishes the run.
+    values["max_hours"] = 0.0
+    state = RLRun(config_from_mapping(values, "test"), log=lines.append).run(resume=True)
+    assert state.generation == 4

@@ -15,6 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs-dir", dest="runs_dir", help="where runs live (default models)")
     parser.add_argument("--generations", type=int,
                         help="total generations (on --resume: extends or shortens the run)")
+    parser.add_argument("--hours", dest="max_hours", type=float,
+                        help="wall-time budget: no new generation starts after it "
+                             "(on --resume: replaces the saved budget)")
     parser.add_argument("--init", help="start from this checkpoint (e.g. a supervised best.keras)")
     parser.add_argument("--seed", type=int)
     parser.add_argument("--resume", action="store_true",
@@ -31,15 +34,17 @@ def run(args: argparse.Namespace) -> int:
     from harness.rl.config import load_config, read_config
 
     overrides = {"run": args.run, "runs_dir": args.runs_dir, "generations": args.generations,
-                 "init": args.init, "seed": args.seed, "backend": args.backend,
-                 "ray_address": args.ray_address}
+                 "init": args.init, "seed": args.seed, "max_hours": args.max_hours,
+                 "backend": args.backend, "ray_address": args.ray_address}
     try:
         config = load_config(args.config, overrides)
         if args.resume:
             saved = read_config(config.run_dir / "config.json")
             extend = args.generations or (config.generations if args.config else None)
+            hours = args.max_hours if args.max_hours is not None else saved.max_hours
             config = dataclasses.replace(saved, runs_dir=config.runs_dir, run=config.run,
-                                         generations=extend or saved.generations)
+                                         generations=extend or saved.generations,
+                                         max_hours=hours)
             # Where the games are played may change between sessions of a run.
             where = {k: v for k, v in (("backend", args.backend),
                                        ("ray_address", args.ray_address)) if v is not None}

@@ -164,6 +164,7 @@ class RLConfig:
     init: str = ""  # or a checkpoint to start from (e.g. a supervised run's best.keras)
     heads: list[str] = field(default_factory=list)  # extra heads of a fresh net
     generations: int = 10
+    max_hours: float = 0.0  # stop at the first generation boundary past this wall time (0: none)
     seed: int = 0
     mcts: MCTSConfig = field(default_factory=MCTSConfig)
     evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
@@ -185,6 +186,8 @@ class RLConfig:
             raise ValueError(f"board_size must be in 2..25, got {self.board_size}")
         if self.generations < 1:
             raise ValueError("generations must be at least 1")
+        if self.max_hours < 0:
+            raise ValueError("max_hours must be >= 0 (0: no time limit)")
         if not self.run:
             raise ValueError("no run name given (set run = '...' or --run)")
         if "/" in self.run or self.run in (".", ".."):

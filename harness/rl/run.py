@@ -170,13 +170,27 @@ class RLRun:
             state = self.create()
         last = min(self.config.generations, generations or self.config.generations)
         try:
-            while state.generation <= last:
+            while state.generation <= last and not self.out_of_time(state):
                 self.generation(state)
         finally:
             if self._actors is not None:
                 self._actors.close()
                 self._actors = None
         return state
+
+    def out_of_time(self, state: RunState) -> bool:
+        """The time budget is checked between generations, so the run ends on a saved network.
+
+        The clock is the run's own (self-play, training and evaluation time kept
+        in its state), so a resumed run counts the time of its earlier sessions.
+        """
+        budget = self.config.max_hours * 3600.0
+        if budget <= 0 or state.wall_time_s < budget or state.phase != "selfplay":
+            return False
+        self.log(f"time budget of {self.config.max_hours:g} h used "
+                 f"({state.wall_time_s / 3600.0:.2f} h): stopping before generation "
+                 f"{state.generation}")
+        return True
 
     def generation(self, state: RunState) -> None:
         g = state.generation
