@@ -41,14 +41,13 @@ def run(args: argparse.Namespace) -> int:
         if args.resume:
             saved = read_config(config.run_dir / "config.json")
             extend = args.generations or (config.generations if args.config else None)
-            hours = args.max_hours if args.max_hours is not None else saved.max_hours
             config = dataclasses.replace(saved, runs_dir=config.runs_dir, run=config.run,
-                                         generations=extend or saved.generations,
-                                         max_hours=hours)
-            # Where the games are played may change between sessions of a run.
-            where = {k: v for k, v in (("backend", args.backend),
-                                       ("ray_address", args.ray_address)) if v is not None}
-            config = dataclasses.replace(config, **where)
+                                         generations=extend or saved.generations)
+            # Where the games are played and the time budget may change between sessions.
+            given = {k: v for k, v in (("backend", args.backend),
+                                       ("ray_address", args.ray_address),
+                                       ("max_hours", args.max_hours)) if v is not None}
+            config = dataclasses.replace(config, **given)
         if args.workers is not None:
             config = dataclasses.replace(
                 config, selfplay=dataclasses.replace(config.selfplay, workers=args.workers))
