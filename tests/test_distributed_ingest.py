@@ -7,6 +7,7 @@ import gzip
 import shutil
 from pathlib import Path
 
+import h5py
 import pytest
 from test_ingest import assert_same_content, run_ingest
 
@@ -42,6 +43,22 @@ def test_ray_ingest_gives_the_same_rows_as_local_processes(sources, tmp_path):
     assert_same_content(tmp_path / "local.h5", tmp_path / "ray.h5")
     assert ray["totals"] == local["totals"]
     assert local["totals"]["duplicates"] == 1 and local["games"] == 82
+
+
+def test_sources_given_relative_and_through_a_symlink_keep_their_names(
+        sources, tmp_path, monkeypatch):
+    # Workers open absolute paths, but games/source must read as given, or a
+    # dataset would depend on the backend that built it.
+    (tmp_path / "linked").symlink_to(sources, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    local = run_ingest(["linked"], tmp_path / "local.h5", workers=2, board_size=9)
+    ray = run_ingest(["linked"], tmp_path / "ray.h5", workers=2, backend="ray", board_size=9)
+
+    assert_same_content(tmp_path / "local.h5", tmp_path / "ray.h5")
+    assert ray["totals"] == local["totals"] and local["games"] == 82
+    with h5py.File(tmp_path / "ray.h5", "r") as f:
+        names = {s.decode() for s in f["games/source"][:]}
+    assert "linked/single-00.sgf" in names
 
 
 @pytest.mark.skipif(not dev_sgf_dir().is_dir(), reason=f"{dev_sgf_dir()} absent (dev data)")

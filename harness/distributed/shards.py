@@ -11,8 +11,8 @@ shared filesystem); archives are split by the driver and sent as records.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterator
-from pathlib import Path
 
 from harness.distributed.backend import cluster_cpus, ray_session
 from harness.distributed.pool import WorkerPool
@@ -39,22 +39,38 @@ def ray_outcomes(tasks: Iterator, settings, max_member_bytes: int, workers: int,
     ``workers`` (0: all CPUs) sizes a local Ray instance and caps the pool.
     """
     def absolute(task):
+        """The task with paths every node can open (a shared filesystem), and
+        the names as given: outcomes must name sources the way the local
+        backend does, even when the given path is relative or a symlink."""
         if not task.files:
-            return task
-        return dataclasses.replace(task, files=tuple(str(Path(f).resolve()) for f in task.files))
+            return task, {}
+        opened = tuple(os.path.abspath(f) for f in task.files)
+        names = dict(zip(opened, map(str, task.files), strict=True))
+        return dataclasses.replace(task, files=opened), names
 
     with ray_session(address, cpus=workers) as ray:
         size = workers or cluster_cpus(ray)
         with WorkerPool(ray, ShardWorker, (settings, max_member_bytes), size, depth=2) as pool:
-            items = ((n, (absolute(task),), task.top) for n, task in enumerate(tasks))
-            tops: dict[int, str] = {}
+            given: dict[int, tuple[str, dict]] = {}
 
             def keyed():
-                for n, args, top in items:
-                    tops[n] = top
-                    yield n, args
+                for n, task in enumerate(tasks):
+                    sent, names = absolute(task)
+                    given[n] = (task.top, names)
+                    yield n, (sent,)
 
             for n, outcomes in pool.run("run", keyed(), ordered=True, window=4 * size):
-                top = tops.pop(n)
+                top, names = given.pop(n)
                 for outcome in outcomes:
-                    yield top, outcome
+                    yield top, renamed(outcome, names)
+
+
+def renamed(outcome, names: dict[str, str]):
+    """``outcome`` with its source under the name the user gave for the file."""
+    label = outcome.source
+    for opened, name in names.items():
+        if label == opened or label.startswith(opened + "!"):
+            source = name + label[len(opened):]
+            info = outcome.info and dataclasses.replace(outcome.info, source=source)
+            return dataclasses.replace(outcome, source=source, info=info)
+    return outcome
