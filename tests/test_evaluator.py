@@ -158,7 +158,8 @@ def test_padding_and_chunks_do_not_leak_between_positions():
     policy, _ = batched.evaluate(rows, to_play, legal)
     np.testing.assert_allclose(policy, np.stack(singles), rtol=1e-5, atol=1e-7)
     assert batched.calls == 2  # 7 positions in chunks of at most 4
-    assert batch_shapes(256) == [8, 16, 32, 64, 128, 256]
+    assert batch_shapes(256) == [8, 16, 32, 64, 96, 128, 160, 192, 224, 256]
+    assert batch_shapes(128) == [8, 16, 32, 48, 64, 80, 96, 112, 128]
 
 
 def test_cache_answers_repeated_positions_without_the_network():

@@ -105,9 +105,9 @@ class MCTSConfig:
 class EvaluatorConfig:
     """How a network is asked about positions.
 
-    Forward passes run at a few fixed batch shapes (powers of two up to
-    ``batch_size``) so that the compiled graph and the oneDNN kernels are
-    built once per shape, never per call.
+    Forward passes run at a few fixed batch shapes (steps of an eighth of
+    ``batch_size``, see ``evaluator.batch_shapes``) so that the compiled graph
+    and the oneDNN kernels are built once per shape, never per call.
     """
 
     batch_size: int = 256

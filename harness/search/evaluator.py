@@ -101,11 +101,20 @@ def value_convention(model, head: str = "value") -> str:
 
 
 def batch_shapes(batch_size: int) -> list[int]:
-    """The padded shapes forward passes use: powers of two up to the batch size."""
+    """The padded shapes forward passes use: powers of two up to an eighth of
+    the batch size (at least 16), then multiples of that step.
+
+    A fixed few shapes keep the oneDNN kernels built once per shape; steps of
+    an eighth waste at most that share of a pass on padding. Self-play
+    batches are rarely full (cache hits, finished games): 96 positions padded
+    to 128 cost a 9x9 ``a0.4.32`` 24 ms instead of 21.
+    """
+    step = max(16, batch_size // 64 * 8)
     shapes, s = [], 8
-    while s < batch_size:
+    while s < min(step, batch_size):
         shapes.append(s)
         s *= 2
+    shapes.extend(range(s, batch_size, step))
     shapes.append(batch_size)
     return shapes
 
