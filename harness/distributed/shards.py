@@ -13,9 +13,13 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from harness.distributed.backend import cluster_cpus, ray_session
 from harness.distributed.pool import WorkerPool
+
+if TYPE_CHECKING:
+    from harness.data.rows import Outcome
 
 
 class ShardWorker:
@@ -65,7 +69,7 @@ def ray_outcomes(tasks: Iterator, settings, max_member_bytes: int, workers: int,
                     yield top, renamed(outcome, names)
 
 
-def renamed(outcome, names: dict[str, str]):
+def renamed(outcome: Outcome, names: dict[str, str]) -> Outcome:
     """``outcome`` with its source under the name the user gave for the file."""
     label = outcome.source
     for opened, name in names.items():
