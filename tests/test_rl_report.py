@@ -11,6 +11,7 @@ from harness.rl.report import (
     plot_elo_progress,
     select,
 )
+from harness.rl.report_command import parse_generations
 
 
 @pytest.fixture
@@ -37,6 +38,9 @@ def test_select_spreads_evenly_or_takes_the_asked_generations(run_dir):
     assert [p.generation for p in select(points, None, 3)] == [0, 2, 5]
     assert [p.generation for p in select(points, None, 10)] == [0, 1, 2, 3, 4, 5]
     assert [p.generation for p in select(points, [4, 1], 3)] == [1, 4]
+    assert [p.generation for p in select(points, parse_generations("0, last"), 3)] == [0, 5]
+    with pytest.raises(ValueError, match="'x' is neither"):
+        parse_generations("0,x")
     with pytest.raises(ValueError, match="generation 9"):
         select(points, [9], 3)
 

@@ -49,8 +49,14 @@ def generation_points(run_dir: Path) -> list[Point]:
 
 
 def select(points: list[Point], generations: list[int] | None, count: int) -> list[Point]:
-    """The asked-for generations, or ``count`` spread evenly (first and last included)."""
+    """The asked-for generations, or ``count`` spread evenly (first and last included).
+
+    A negative generation counts from the end (-1: the last finished one),
+    since a run on a time budget does not know its length in advance.
+    """
     if generations:
+        last = points[-1].generation
+        generations = [g if g >= 0 else last + 1 + g for g in generations]
         by_gen = {p.generation: p for p in points}
         missing = [g for g in generations if g not in by_gen]
         if missing:
