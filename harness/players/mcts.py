@@ -41,6 +41,8 @@ class MCTSPlayer(SearchBudget):
         leaves_per_step: int = 8,
         resign_threshold: float | None = None,
         encoder: str | None = None,
+        root: str = "puct",
+        gumbel_k: int = 16,
         config=None,
         seed: int | None = None,
         name: str | None = None,
@@ -59,6 +61,8 @@ class MCTSPlayer(SearchBudget):
             leaves_per_game=leaves_per_step,
             resign_threshold=resign_threshold,
             resign_disabled_fraction=0.0,
+            root=root,
+            gumbel_k=gumbel_k,
         )
         self.playouts = self.config.playouts
         self.randomize = randomize
@@ -106,7 +110,10 @@ class MCTSPlayer(SearchBudget):
             self.network.check_game(game)
         search = self._search(game.rules)
         started = time.perf_counter()
-        result = search.search([game], playouts=self._budget(), add_noise=False, full=True)[0]
+        # A Gumbel search varies its move through its Gumbel noise (randomize),
+        # a PUCT one through the tournament choice below.
+        noise = self.randomize and self.config.gumbel
+        result = search.search([game], playouts=self._budget(), add_noise=noise, full=True)[0]
         elapsed = time.perf_counter() - started
         if result.new_playouts > 0 and elapsed > 0:
             self._rate = result.new_playouts / elapsed
@@ -115,7 +122,8 @@ class MCTSPlayer(SearchBudget):
             return game.pass_move if game.rules != "nogo" else RESIGN
         if should_resign(result, self.config, enabled=True, move_number=len(game.moves)):
             return RESIGN
-        move = tournament_choice(result.visits, self._rng) if self.randomize else result.best_move
+        randomized = self.randomize and not self.config.gumbel
+        move = tournament_choice(result.visits, self._rng) if randomized else result.best_move
         if self.config.pass_rule == "free":  # "finished" already keeps losing passes out
             return no_losing_pass(game, int(move), result.visits)
         return int(move)

@@ -8,7 +8,9 @@
     gtp:"pachi -t =5000"           any GTP engine, split like a shell would (no shell runs)
 
 Options may follow as ``,key=value``: ``seed=N`` for any player, ``resign=R``
-for uct (win rate), ``randomize=1`` for mcts (Cazenave's tournament choice),
+for uct (win rate), ``randomize=1`` for mcts (Cazenave's tournament choice;
+Gumbel noise under the Gumbel root), ``root=gumbel`` and ``gumbel_k=N`` for
+mcts (Gumbel AlphaZero's search, at most N root moves sampled),
 ``encoder=NAME`` for policy and mcts (when the run does not say). Networks
 load only when asked for, so parsing never imports TensorFlow.
 """
@@ -61,12 +63,17 @@ def make_player(spec: str, *, seed: int | None = None, name: str | None = None) 
         path, playouts = _path_at(spec, rest, "playouts")
         count = 200 if playouts is None else _positive_int(spec, playouts, "playouts")
         randomize = "randomize" in options and bool(_int_option(spec, options, "randomize"))
-        _no_options(spec, options, allowed=("randomize", "encoder"))
+        _no_options(spec, options, allowed=("randomize", "encoder", "root", "gumbel_k"))
         encoder = options.get("encoder")
+        from harness.search.config import ROOT_RULES
+
+        root = _choice(spec, options.get("root", "puct"), "root", ROOT_RULES)
+        k = _positive_int(spec, options.get("gumbel_k", "16"), "gumbel_k")
         from harness.players.mcts import MCTSPlayer
 
         return _network(spec, lambda: MCTSPlayer(
-            path, playouts=count, randomize=randomize, encoder=encoder, seed=seed, name=label))
+            path, playouts=count, randomize=randomize, encoder=encoder, root=root, gumbel_k=k,
+            seed=seed, name=label))
     if kind == "gnugo":
         level = _int_in(spec, rest or "10", "level", 0, 10)
         _no_options(spec, options)
@@ -119,6 +126,12 @@ def _positive_int(spec: str, text: str, what: str) -> int:
     if value < 1:
         raise _fail(spec, f"{what} must be a positive integer, got {text!r}")
     return value
+
+
+def _choice(spec: str, text: str, what: str, choices: tuple[str, ...]) -> str:
+    if text not in choices:
+        raise _fail(spec, f"{what} must be one of {', '.join(choices)}, got {text!r}")
+    return text
 
 
 def _int_in(spec: str, text: str, what: str, low: int, high: int) -> int:

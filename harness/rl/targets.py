@@ -6,7 +6,9 @@ before the current one; only rows with ``target == 1`` are ever sampled.
 
 Conventions (the same as the supervised datasets, ``harness.data.layout``):
 values, ownership and score are from the view of the side to move at that
-position; the policy is the normalised root visit distribution (pass = P).
+position; the policy is the normalised root visit distribution (pass = P),
+or under the Gumbel root (``[mcts] root = "gumbel"``) the search's
+completed-Q improved policy (``SearchResult.target``).
 Ownership and score come from the final position counted Tromp-Taylor; they
 carry no information in a game that ended by resignation (its final position
 is not settled), so such games mark them unknown and train with zero weight.
@@ -26,7 +28,8 @@ from harness.train.targets import signed_outcome
 
 
 def policy_target(visits: np.ndarray) -> np.ndarray:
-    """Root visits as a probability distribution (all zeros if nothing was visited)."""
+    """Root visits (or an improved policy) as a probability distribution (all
+    zeros if nothing was visited)."""
     visits = np.asarray(visits, np.float64)
     total = visits.sum()
     if total <= 0:
@@ -56,7 +59,7 @@ class GameRows:
     stones: np.ndarray  # int8 (n, P): the position before each move
     to_play: np.ndarray  # int8 (n,)
     move: np.ndarray  # int16 (n,): the move played
-    policy: np.ndarray  # float16 (n, P + 1): visit distribution, zeros if not a target
+    policy: np.ndarray  # float16 (n, P + 1): policy target, zeros if not a target
     target: np.ndarray  # uint8 (n,): 1 where the search was full (a training sample)
     value: np.ndarray  # int8 (n,): outcome from to_play's view
     root_value: np.ndarray  # float16 (n,): search value from to_play's view

@@ -28,6 +28,7 @@ from harness.game.position import Game
 from harness.search import tree as T
 from harness.search.config import MCTSConfig
 from harness.search.evaluator import Evaluator
+from harness.search.gumbel import root_decision, sample_noise
 from harness.search.leaves import PASS_FINISHED, PASS_RULES, history_rows, restrict_pass
 from harness.search.moves import (
     SearchResult,
@@ -62,11 +63,15 @@ def _params(config: MCTSConfig) -> np.ndarray:
     params[T.VIRTUAL_LOSS] = config.virtual_loss
     params[T.NOISE_EPSILON] = config.noise_epsilon
     params[T.PASS_RULE] = PASS_RULES[config.pass_rule]
+    params[T.ROOT_RULE] = T.ROOT_GUMBEL if config.gumbel else T.ROOT_PUCT
+    params[T.GUMBEL_K] = config.gumbel_k
+    params[T.C_VISIT] = config.c_visit
+    params[T.C_SCALE] = config.c_scale
     return params
 
 
 class BatchedSearch:
-    """G concurrent PUCT searches sharing one evaluator."""
+    """G concurrent PUCT (or Gumbel AlphaZero) searches sharing one evaluator."""
 
     def __init__(
         self,
@@ -89,6 +94,8 @@ class BatchedSearch:
         self.points = self.size * self.size
         self.rng = np.random.default_rng(seed)
         self.params = _params(self.config)
+        # Gumbel searches start afresh: their halving schedule counts one search's visits.
+        self._reuse = self.config.reuse_tree and not self.config.gumbel
         self.per_game = self.config.leaves_per_game
         self._playouts_room = 0
         self.tree = T.new_tree(self.games, 1)
@@ -134,7 +141,7 @@ class BatchedSearch:
         info = self._info[index]
         if info.searching:
             raise RuntimeError(f"slot {index} is still searching")
-        if not (self.config.reuse_tree and info.valid):
+        if not (self._reuse and info.valid):
             self.reset(index)
             return
         if K.check_move(self.roots, index, move, info.to_play, self._nbr, self._zob) != K.LEGAL:
@@ -153,7 +160,7 @@ class BatchedSearch:
         played since), otherwise clear it."""
         info = self._info[index]
         reusable = (
-            self.config.reuse_tree
+            self._reuse
             and info.valid
             and info.rules == game.rules
             and info.komi == game.komi
@@ -186,7 +193,8 @@ class BatchedSearch:
         ``full`` None draws the playout-cap decision from the config; the
         budget defaults to ``playouts`` for full searches and ``fast_playouts``
         for fast ones; noise defaults to ``config.add_noise`` on full searches
-        only. The game is read, never changed.
+        only (Dirichlet), or on every search under the Gumbel root, whose
+        noise is how self-play explores. The game is read, never changed.
         """
         if game.size != self.size:
             raise ValueError(
@@ -200,7 +208,7 @@ class BatchedSearch:
         if playouts is None:
             playouts = self.config.playouts if full else (self.config.fast_playouts or 1)
         if add_noise is None:
-            add_noise = self.config.add_noise and full
+            add_noise = self.config.add_noise and (full or self.config.gumbel)
         self._ensure_room(int(playouts))
         self._sync(index, game)
 
@@ -226,7 +234,11 @@ class BatchedSearch:
         if game.is_over or not legal.any():
             self._done.append((index, self._empty_result(legal, bool(full))))
             return
-        if add_noise:
+        if self.config.gumbel:
+            s.noise[index] = 0.0
+            if add_noise:
+                sample_noise(self.rng, legal, s.noise[index])
+        elif add_noise:
             moves = np.flatnonzero(legal)
             alpha = dirichlet_alpha(moves.size, self.config)
             s.noise[index] = 0.0
@@ -315,14 +327,20 @@ class BatchedSearch:
         self.searches += 1
         root_visits = tree.visits[g, T.ROOT]
         root_value = -tree.value[g, T.ROOT] / root_visits if root_visits else 0.0
+        move, improved = best_move(visits, q, prior), None
+        if self.config.gumbel and tree.first[g, T.ROOT] >= 0:
+            improved = np.zeros(moves, np.float64)
+            move = int(root_decision(tree, g, s.noise, self.params, improved))
+            improved = improved.astype(np.float32)
         return SearchResult(
             visits=visits,
             q=q.astype(np.float32),
             prior=prior,
             root_value=float(root_value),
-            best_move=best_move(visits, q, prior),
+            best_move=move,
             full=info.full,
             new_playouts=int(s.new_playouts[g]),
+            improved_policy=improved,
         )
 
     def search(

@@ -13,6 +13,7 @@ SYMMETRY_MODES = ("random", "none")
 VALUE_CONVENTIONS = ("tanh", "sigmoid")
 FORWARD_MODES = ("function", "predict_on_batch")
 PASS_RULES = ("finished", "free")
+ROOT_RULES = ("puct", "gumbel")
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,30 @@ class MCTSConfig:
     # the opponent passed (harness.search.leaves.restrict_pass). "free": pass
     # is always a candidate, as the rules allow.
     pass_rule: str = "finished"
+    # "puct": AlphaZero's search above. "gumbel": Gumbel AlphaZero (Danihelka
+    # et al., ICLR 2022; harness.search.gumbel): Gumbel-top-k sampling of at
+    # most gumbel_k root moves and sequential halving of the budget among
+    # them, the deterministic non-root rule, the sequential-halving winner as
+    # the move and the completed-Q improved policy as the training target.
+    # Completed Q values are scaled by (c_visit + max visits) * c_scale.
+    # There, add_noise means Gumbel noise on every search (full or fast: it is
+    # how self-play explores, so temperature and Dirichlet noise are unused),
+    # and each search starts from a fresh tree (the halving schedule counts
+    # one search's simulations; the evaluation cache recovers reuse's savings).
+    root: str = "puct"
+    gumbel_k: int = 16
+    c_visit: float = 50.0
+    c_scale: float = 1.0
 
     def __post_init__(self) -> None:
         if self.pass_rule not in PASS_RULES:
             raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {self.pass_rule!r}")
+        if self.root not in ROOT_RULES:
+            raise ValueError(f"root must be one of {ROOT_RULES}, got {self.root!r}")
+        if self.gumbel_k < 1:
+            raise ValueError(f"gumbel_k must be >= 1, got {self.gumbel_k}")
+        if self.c_visit < 0 or self.c_scale < 0:
+            raise ValueError("c_visit and c_scale must be >= 0")
         if self.playouts < 1:
             raise ValueError(f"playouts must be >= 1, got {self.playouts}")
         if self.fast_playouts is not None and self.fast_playouts < 1:
@@ -91,6 +112,10 @@ class MCTSConfig:
             raise ValueError(f"c_puct must be > 0, got {self.c_puct}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+
+    @property
+    def gumbel(self) -> bool:
+        return self.root == "gumbel"
 
     @property
     def max_playouts(self) -> int:

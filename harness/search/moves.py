@@ -23,9 +23,12 @@ class SearchResult:
     q: np.ndarray  # float32 (P + 1,): mean value for the side to move, NaN if unvisited
     prior: np.ndarray  # float32 (P + 1,): root priors the search used (noise included)
     root_value: float  # value of the root for the side to move, in [-1, 1]
-    best_move: int  # most visited move (ties: higher value, then higher prior)
+    best_move: int  # most visited move (ties: higher value, then higher prior); Gumbel
+    # root: the sequential-halving winner
     full: bool = True  # a full search (a training target) under playout-cap randomisation
     new_playouts: int = 0  # visits this search added; the rest came from the reused tree
+    # Gumbel root: softmax(log prior + sigma(completed Q)) by move; None under PUCT.
+    improved_policy: np.ndarray | None = None
 
     @property
     def playouts(self) -> int:
@@ -37,6 +40,14 @@ class SearchResult:
         if total == 0:
             return np.zeros(self.visits.shape, np.float32)
         return (self.visits / total).astype(np.float32)
+
+    def target(self) -> np.ndarray:
+        """The policy training target: the completed-Q improved policy of a
+        Gumbel search (its visits follow the halving schedule, not the
+        policy), the visit distribution of a PUCT one."""
+        if self.improved_policy is not None:
+            return self.improved_policy
+        return self.policy()
 
 
 def best_move(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> int:
@@ -51,7 +62,11 @@ def best_move(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> int:
 
 def temperature_for(move_number: int, config: MCTSConfig) -> float:
     """AlphaZero's schedule: ``config.temperature`` for the first
-    ``temperature_moves`` moves of the game (0-based count), then greedy."""
+    ``temperature_moves`` moves of the game (0-based count), then greedy.
+    Always greedy under the Gumbel root: its Gumbel noise already samples the
+    move (the sequential-halving winner)."""
+    if config.gumbel:
+        return 0.0
     return config.temperature if move_number < config.temperature_moves else 0.0
 
 

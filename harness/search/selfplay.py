@@ -33,8 +33,9 @@ class GameRecord:
 
     game: Game
     result: GameResult
-    # Per move, in order: visit distribution of full searches (None for the
-    # fast ones of playout-cap randomisation, which are not training targets),
+    # Per move, in order: policy target of full searches (visit distribution,
+    # or the Gumbel root's improved policy; None for the fast ones of
+    # playout-cap randomisation, which are not training targets),
     # root value for the side to move, and whether the search was full.
     policies: list[np.ndarray | None] = field(default_factory=list)
     root_values: list[float] = field(default_factory=list)
@@ -115,7 +116,7 @@ def play_games(
                 if not record.would_resign:
                     record.would_resign = game.to_play
             move = select_move(result, temperature_for(move_number, config), rng)
-            record.policies.append(result.policy() if result.full else None)
+            record.policies.append(result.target() if result.full else None)
             record.root_values.append(result.root_value)
             record.full.append(result.full)
             game.play(move)

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from harness.game import board as K
+from harness.search import gumbel as G
 from harness.search import tree as T
 from harness.search.leaves import leaf_outcome, load_leaf, replay_path
 from harness.search.tree import HOT
@@ -50,8 +51,8 @@ class Slots(NamedTuple):
     active: np.ndarray  # bool (G,): searching now
     target: np.ndarray  # int32 (G,): root child visits to reach
     komi: np.ndarray  # float64 (G,)
-    noise: np.ndarray  # float32 (G, P + 1): Dirichlet sample by move
-    noise_on: np.ndarray  # bool (G,)
+    noise: np.ndarray  # float32 (G, P + 1): Dirichlet sample by move (Gumbel root: Gumbel sample)
+    noise_on: np.ndarray  # bool (G,): Dirichlet noise is mixed into the root priors
     clean_prior: np.ndarray  # float32 (G, P + 1): root priors before noise
     new_playouts: np.ndarray  # int32 (G,): visits added by the current search
 
@@ -76,6 +77,38 @@ def remaining(t, s, g):
     return s.target[g] - (t.visits[g, T.ROOT] - 1)
 
 
+@njit(**HOT)
+def descend(t, g, path, params, noise, budget):
+    """Walk from the root to a node without children, adding virtual loss.
+
+    Each node's child is PUCT's (``tree.select_child``) or Gumbel
+    AlphaZero's (``gumbel.select_child``: ``noise[g]`` is the root's Gumbel
+    sample by move, ``budget`` the search's simulations), as
+    ``params[ROOT_RULE]`` says. A node's virtual loss is added after its
+    child is chosen, so a descent only ever sees the other in-flight
+    descents: with one leaf per step the search is exactly the sequential
+    algorithm. Returns the path length; ``path[depth - 1]`` is the node
+    reached, whose ``first`` says what it is (UNEXPANDED, TERMINAL or PENDING).
+    """
+    node = T.ROOT
+    path[0] = T.ROOT
+    depth = 1
+    vloss = params[T.VIRTUAL_LOSS]
+    gumbel = params[T.ROOT_RULE] == T.ROOT_GUMBEL
+    while t.first[g, node] >= 0 and depth < path.shape[0]:
+        if gumbel:
+            child = G.select_child(t, g, node, params, noise, budget)
+        else:
+            fpu = params[T.FPU_ROOT] if node == T.ROOT else params[T.FPU]
+            child = T.select_child(t, g, node, params[T.C_PUCT], params[T.C_BASE], fpu, vloss)
+        t.inflight[g, node] += 1
+        node = child
+        path[depth] = node
+        depth += 1
+    t.inflight[g, node] += 1
+    return depth
+
+
 @njit(cache=True)
 def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, pass_rule):
     """Rebuild leaf ``n``'s position; returns True when it needs the network.
@@ -94,6 +127,7 @@ def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, pass_rul
     if over and node != T.ROOT:
         t.first[g, node] = T.TERMINAL
         t.term[g, node] = value
+        t.raw[g, node] = value
         T.backup(t, g, path, depth, value)
         s.new_playouts[g] += 1
         return False
@@ -131,7 +165,7 @@ def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo):
         while pending < per_game and n < capacity:
             if remaining(t, s, g) - pending <= 0:
                 break
-            depth = T.descend(t, g, leaves.path[n], params)
+            depth = descend(t, g, leaves.path[n], params, s.noise, s.target[g])
             node = leaves.path[n, depth - 1]
             state = t.first[g, node]
             if state == T.TERMINAL:
@@ -158,6 +192,7 @@ def finish(t, s, leaves, n, policy, value, params):
         g = leaves.game[i]
         depth = leaves.depth[i]
         node = leaves.path[i, depth - 1]
+        t.raw[g, node] = value[i]
         if not T.expand(t, g, node, leaves.legal[i], policy[i]):
             t.first[g, node] = T.UNEXPANDED  # tree full: keep the value, not the node
         elif node == T.ROOT and s.noise_on[g]:

@@ -40,7 +40,10 @@ ROOT = 0
 
 # Indices into the ``params`` float64 vector the kernels take.
 C_PUCT, C_BASE, FPU, FPU_ROOT, VIRTUAL_LOSS, NOISE_EPSILON, PASS_RULE = range(7)
-PARAM_COUNT = 7
+ROOT_RULE, GUMBEL_K, C_VISIT, C_SCALE = range(7, 11)
+PARAM_COUNT = 11
+# Values of params[ROOT_RULE].
+ROOT_PUCT, ROOT_GUMBEL = 0, 1
 
 
 class Tree(NamedTuple):
@@ -52,6 +55,7 @@ class Tree(NamedTuple):
     first: np.ndarray  # int32 (G, N): first child, or UNEXPANDED / TERMINAL / PENDING
     count: np.ndarray  # int32 (G, N): number of children
     term: np.ndarray  # float32 (G, N): exact value of a TERMINAL node for its side to move
+    raw: np.ndarray  # float32 (G, N): the node's own evaluation for its side to move
     used: np.ndarray  # int32 (G,): nodes allocated in the row
 
 
@@ -72,6 +76,7 @@ def new_tree(games: int, capacity: int) -> Tree:
         first=np.full((games, capacity), UNEXPANDED, np.int32),
         count=np.zeros((games, capacity), np.int32),
         term=np.zeros((games, capacity), np.float32),
+        raw=np.zeros((games, capacity), np.float32),
         used=np.ones(games, np.int32),
     )
     return tree
@@ -102,6 +107,7 @@ def clear(t, g):
     t.first[g, ROOT] = UNEXPANDED
     t.count[g, ROOT] = 0
     t.term[g, ROOT] = 0.0
+    t.raw[g, ROOT] = 0.0
 
 
 @njit(**HOT)
@@ -164,6 +170,7 @@ def expand(t, g, node, legal, policy):
             t.first[g, c] = UNEXPANDED
             t.count[g, c] = 0
             t.term[g, c] = 0.0
+            t.raw[g, c] = 0.0
             c += 1
     t.used[g] = c
     t.first[g, node] = start
@@ -189,31 +196,6 @@ def release(t, g, path, depth):
     """Take back a descent that will not be evaluated (a collision)."""
     for i in range(depth):
         t.inflight[g, path[i]] -= 1
-
-
-@njit(**HOT)
-def descend(t, g, path, params):
-    """Walk from the root to a node without children, adding virtual loss.
-
-    A node's virtual loss is added after its child is chosen, so a descent
-    only ever sees the other in-flight descents: with one leaf per step the
-    search is exactly AlphaZero's PUCT. Returns the path length;
-    ``path[depth - 1]`` is the node reached, whose ``first`` says what it is
-    (UNEXPANDED, TERMINAL or PENDING).
-    """
-    node = ROOT
-    path[0] = ROOT
-    depth = 1
-    vloss = params[VIRTUAL_LOSS]
-    while t.first[g, node] >= 0 and depth < path.shape[0]:
-        fpu = params[FPU_ROOT] if node == ROOT else params[FPU]
-        child = select_child(t, g, node, params[C_PUCT], params[C_BASE], fpu, vloss)
-        t.inflight[g, node] += 1
-        node = child
-        path[depth] = node
-        depth += 1
-    t.inflight[g, node] += 1
-    return depth
 
 
 @njit(**HOT)
@@ -269,6 +251,7 @@ def reroot(t, g, child, spare, order):
         spare.inflight[0, j] = 0
         spare.count[0, j] = t.count[g, o]
         spare.term[0, j] = t.term[g, o]
+        spare.raw[0, j] = t.raw[g, o]
         f = t.first[g, o]
         if f >= 0:
             spare.first[0, j] = used
@@ -286,6 +269,7 @@ def reroot(t, g, child, spare, order):
     t.first[g, :used] = spare.first[0, :used]
     t.count[g, :used] = spare.count[0, :used]
     t.term[g, :used] = spare.term[0, :used]
+    t.raw[g, :used] = spare.raw[0, :used]
     t.move[g, ROOT] = -1
     t.used[g] = used
     return True
