@@ -83,7 +83,10 @@ def test_an_engine_that_cannot_start_is_an_error_game_excluded_from_ratings(tmp_
     assert len(rows) == 2
     assert all(r.error for r in rows)
     summary = json.loads((tmp_path / "t" / "summary.json").read_text())
-    assert summary == {"games": 2, "rated_games": 0, "error_games": 2}
+    counts = {k: summary[k] for k in ("games", "rated_games", "error_games")}
+    assert counts == {"games": 2, "rated_games": 0, "error_games": 2}
+    assert summary["stopped"] == "round robin"
+    assert summary["unresolved"] == [["random", "broken", 0.5, 2]]  # no rated game: a coin flip
     assert len(read_results(config.out)) == 2
 
 

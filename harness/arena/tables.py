@@ -106,11 +106,82 @@ def colour_table(outcomes: Sequence[Outcome], players: Sequence[str]) -> pd.Data
     return pd.DataFrame(rows)
 
 
-def write_table(frame: pd.DataFrame, stem: str | Path, *, index: bool = False) -> None:
-    """``stem.csv``, ``stem.md`` and ``stem.html``, each written atomically."""
+# Columns of the ranking as people read them: header with its unit, digits kept.
+READABLE_RANKING = {
+    "rank": ("rank", None),
+    "player": ("player", None),
+    "elo": ("Elo", 0),
+    "elo_low": ("Elo 95% low", 0),
+    "elo_high": ("Elo 95% high", 0),
+    "elo_se": ("Elo s.e.", 0),
+    "games": ("games", None),
+    "win_rate": ("win rate (%)", 1),
+    "win_rate_se": ("win rate s.e. (%)", 1),
+    "los_next": ("LOS over next (%)", 1),
+    "sequential_elo": ("sequential Elo (K=16)", 0),
+}
+READABLE_COLOURS = {
+    "player": ("player", None),
+    "games_black": ("games as Black", None),
+    "win_rate_black": ("win rate as Black (%)", 1),
+    "games_white": ("games as White", None),
+    "win_rate_white": ("win rate as White (%)", 1),
+}
+READABLE_UNRESOLVED = {
+    "higher": ("higher", None),
+    "lower": ("lower", None),
+    "los": ("LOS (%)", 1),
+    "games": ("games between them", None),
+}
+PERCENT_COLUMNS = {"win_rate", "win_rate_se", "los_next", "win_rate_black", "win_rate_white",
+                   "los"}
+
+
+def readable(frame: pd.DataFrame, columns: dict[str, tuple[str, int | None]]) -> pd.DataFrame:
+    """A table as people read it: units in the headers, fractions as percentages,
+    Elo in whole points, and no float noise (an anchor at -5.8e-14 shows 0).
+
+    ``columns`` maps a column to its header and its decimals (None: as is);
+    columns it does not name are dropped.
+    """
+    out = {}
+    for key, (header, digits) in columns.items():
+        if key not in frame:
+            continue
+        values = frame[key]
+        if digits is not None:
+            values = values.astype(float) * (100.0 if key in PERCENT_COLUMNS else 1.0)
+            values = values.round(digits) + 0.0  # + 0.0 turns -0.0 into 0.0
+            if digits == 0:
+                values = values.astype("Int64")
+        out[header] = values
+    return pd.DataFrame(out)
+
+
+def readable_ranking(frame: pd.DataFrame) -> pd.DataFrame:
+    return readable(frame, READABLE_RANKING)
+
+
+def readable_matrix(frame: pd.DataFrame, what: str) -> pd.DataFrame:
+    """A player-by-player matrix of fractions in whole percent; ``what`` names the
+    cells and their unit in the corner header."""
+    out = (frame.astype(float) * 100).round(0).astype("Int64")
+    out.index.name = what
+    return out
+
+
+def write_table(
+    frame: pd.DataFrame,
+    stem: str | Path,
+    *,
+    index: bool = False,
+    display: pd.DataFrame | None = None,
+) -> None:
+    """``stem.csv`` (every digit, for programs), ``stem.md`` and ``stem.html``
+    (``display``, or the numbers to 3 decimals, for people), each written atomically."""
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
-    rounded = frame.round(3)
+    rounded = frame.round(3) if display is None else display
     texts = {
         ".csv": frame.to_csv(index=index),
         ".md": _markdown(rounded, index),
@@ -127,8 +198,5 @@ def _markdown(frame: pd.DataFrame, index: bool) -> str:
     from harness.bench.table import format_table
 
     data = frame.reset_index() if index else frame
-    rows = [
-        ["" if isinstance(v, float) and np.isnan(v) else v for v in row]
-        for row in data.itertuples(index=False)
-    ]
+    rows = [["" if pd.isna(v) else v for v in row] for row in data.itertuples(index=False)]
     return format_table([str(c) for c in data.columns], rows) + "\n"

@@ -1,7 +1,13 @@
-"""Resumable round-robin tournaments between any players.
+"""Resumable round-robin tournaments between any players, fixed or adaptive.
 
-Every finished game is appended at once to ``results.jsonl`` (one JSON object
-a line, flushed and fsynced) and its SGF saved, so a killed tournament loses
+A fixed tournament plays ``games_per_pair`` games in every pair. An adaptive
+one (``until_separated``, or ``sprt`` for a two-player match) plays that
+round robin as its first round and then further rounds chosen by
+:mod:`harness.arena.adaptive` until the ranking is resolved, the SPRT
+decides, or a cap is reached.
+
+Every finished game is appended at once to ``results.jsonl`` (one JSON
+object a line, flushed and fsynced) and its SGF saved, so a killed tournament loses
 at most the games in flight; rerunning the same command plays only the games
 whose ids are missing. Games run in worker processes (or, with ``backend =
 "ray"``, on Ray workers: :mod:`harness.distributed.games`); only the parent
@@ -20,10 +26,22 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import pandas as pd
 from tqdm import tqdm
 
 from harness.arena.ratings import Outcome, bradley_terry
-from harness.arena.tables import colour_table, games_matrix, ranking_table, win_matrix, write_table
+from harness.arena.tables import (
+    READABLE_COLOURS,
+    READABLE_UNRESOLVED,
+    colour_table,
+    games_matrix,
+    ranking_table,
+    readable,
+    readable_matrix,
+    readable_ranking,
+    win_matrix,
+    write_table,
+)
 from harness.game.geometry import BLACK, WHITE
 
 RESULTS_FILE = "results.jsonl"
@@ -65,6 +83,14 @@ class TournamentConfig:
     retry_errors: bool = False
     backend: str = "local"  # or "ray": games on a Ray cluster (harness.distributed)
     ray_address: str = ""  # join this cluster; empty: a local Ray instance
+    # Adaptive rounds (harness.arena.adaptive); games_per_pair is the first round.
+    until_separated: bool = False  # play until every neighbour pair has LOS >= los
+    los: float = 0.95  # likelihood of superiority that separates two neighbours
+    round_games: int = 2  # games per chosen pair in each later round (colours alternate)
+    max_games_per_pair: int = 100  # cap of an adaptive tournament, per pair
+    max_games: int = 0  # cap of an adaptive tournament over all pairs (0: none)
+    # A two-player match under an SPRT: {elo0, elo1, alpha, beta} (harness.arena.sprt).
+    sprt: dict[str, float] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         from harness.distributed import check_backend
@@ -79,6 +105,25 @@ class TournamentConfig:
             raise ValueError("games_per_pair must be at least 1")
         if self.anchor is not None and self.anchor not in names:
             raise ValueError(f"anchor {self.anchor!r} is not one of the players {names}")
+        if not 0.5 < self.los < 1.0:
+            raise ValueError(f"los must be in (0.5, 1), got {self.los}")
+        if self.round_games < 1 or self.max_games < 0:
+            raise ValueError("round_games must be at least 1 and max_games at least 0")
+        if self.adaptive and self.max_games_per_pair < self.games_per_pair:
+            raise ValueError("max_games_per_pair must be at least games_per_pair")
+        if self.sprt:
+            from harness.arena.sprt import sprt_from_mapping
+
+            sprt_from_mapping(self.sprt)  # refuses bad hypotheses and unknown keys
+            if len(names) != 2:
+                raise ValueError(f"sprt is for a match of two players, got {len(names)}")
+            if self.until_separated:
+                raise ValueError("choose one of sprt and until_separated")
+
+    @property
+    def adaptive(self) -> bool:
+        """Whether rounds after the first are chosen from the results."""
+        return self.until_separated or bool(self.sprt)
 
     def named_players(self) -> list[tuple[str, str]]:
         """(display name, spec) for each player; the name defaults to the spec."""
@@ -131,28 +176,40 @@ class GameRow:
 
 
 def schedule(config: TournamentConfig) -> list[GameTask]:
-    """Every game of the round robin, colours alternated within each pair."""
+    """Every game of the round robin (an adaptive tournament's first round)."""
+    n = len(config.players)
+    return pair_games(config, {(i, j): (0, config.games_per_pair)
+                               for i in range(n) for j in range(i + 1, n)})
+
+
+def pair_games(config: TournamentConfig, ranges: dict[tuple[int, int], tuple[int, int]]
+               ) -> list[GameTask]:
+    """Games ``k`` in ``range(*ranges[i, j])`` of each pair of player indices.
+
+    Game ``k`` of a pair is always the same game, whichever round asks for it:
+    colours alternate with ``k`` (the first player is Black in even games) and
+    games ``2m`` and ``2m + 1`` share their random opening.
+    """
     players = config.named_players()
     tasks = []
-    for i, (name_a, spec_a) in enumerate(players):
-        for j in range(i + 1, len(players)):
-            name_b, spec_b = players[j]
-            for k in range(config.games_per_pair):
-                pair_seed = config.seed * 1_000_003 + i * 1009 + j * 101 + k // 2
-                opening = random_opening(config.board_size, config.opening_moves, pair_seed)
-                a_black = k % 2 == 0
-                black, white = ((name_a, spec_a), (name_b, spec_b))[:: 1 if a_black else -1]
-                tasks.append(
-                    GameTask(
-                        game_id=f"{i:02d}-{j:02d}-{k:03d}",
-                        black=black[0],
-                        white=white[0],
-                        black_spec=black[1],
-                        white_spec=white[1],
-                        opening=opening,
-                        seed=pair_seed * 2 + k % 2,
-                    )
+    for (i, j), (start, stop) in ranges.items():
+        (name_a, spec_a), (name_b, spec_b) = players[i], players[j]
+        for k in range(start, stop):
+            pair_seed = config.seed * 1_000_003 + i * 1009 + j * 101 + k // 2
+            opening = random_opening(config.board_size, config.opening_moves, pair_seed)
+            a_black = k % 2 == 0
+            black, white = ((name_a, spec_a), (name_b, spec_b))[:: 1 if a_black else -1]
+            tasks.append(
+                GameTask(
+                    game_id=f"{i:02d}-{j:02d}-{k:03d}",
+                    black=black[0],
+                    white=white[0],
+                    black_spec=black[1],
+                    white_spec=white[1],
+                    opening=opening,
+                    seed=pair_seed * 2 + k % 2,
                 )
+            )
     return tasks
 
 
@@ -267,52 +324,120 @@ def _close_quietly(player) -> None:
 
 
 # --- parent side ----------------------------------------------------------
-def pending(config: TournamentConfig) -> list[GameTask]:
+def pending(config: TournamentConfig, tasks: Sequence[GameTask] | None = None) -> list[GameTask]:
+    """The games of ``tasks`` (default: the round robin) without a result on disk."""
     done = {
         row.game_id
         for row in read_results(config.out)
         if row.error is None or not config.retry_errors
     }
-    return [t for t in schedule(config) if t.game_id not in done]
+    return [t for t in (schedule(config) if tasks is None else tasks) if t.game_id not in done]
 
 
 def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[GameRow]:
-    """Play every missing game, then write the tables. Returns all rows."""
+    """Play every missing game, round after round if adaptive, then write the tables.
+
+    Returns all rows. An adaptive tournament replays its decisions from the
+    results on disk, so a resumed one plays exactly the rounds a run that was
+    never killed would have played.
+    """
     out = Path(config.out)
     (out / "games").mkdir(parents=True, exist_ok=True)
     (out / "config.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
-    todo = pending(config)
-    total = len(schedule(config))
-    bar = tqdm(
-        total=total, initial=total - len(todo), desc="games", unit="game", disable=not progress
-    )
+    tasks = schedule(config)
+    scheduled: list[GameTask] = []
+    bar = tqdm(total=0, desc="games", unit="game", disable=not progress)
     points = {name: 0.0 for name, _ in config.named_players()}
     for outcome in outcomes_of(latest_rows(read_results(out))):
         _add_points(points, outcome)
-    for row in play_all(todo, config):
-        append_result(out, row)
-        for outcome in outcomes_of([row]):
-            _add_points(points, outcome)
-        bar.update(1)
-        leaders = sorted(points.items(), key=lambda kv: -kv[1])[:3]
-        bar.set_postfix_str(" ".join(f"{name}:{pts:g}" for name, pts in leaders))
+    with GameSession(config, size=len(tasks)) as session:
+        while tasks:
+            scheduled += tasks
+            todo = pending(config, tasks)
+            bar.total = len(scheduled)
+            bar.update(len(tasks) - len(todo))
+            for row in session.play(todo):
+                append_result(out, row)
+                for outcome in outcomes_of([row]):
+                    _add_points(points, outcome)
+                bar.update(1)
+                leaders = sorted(points.items(), key=lambda kv: -kv[1])[:3]
+                bar.set_postfix_str(" ".join(f"{name}:{pts:g}" for name, pts in leaders))
+            tasks = next_round_games(config, scheduled) if config.adaptive else []
     bar.close()
     rows = latest_rows(read_results(out))
     write_tournament_tables(config, rows)
     return rows
 
 
-def play_all(tasks: Sequence[GameTask], config: TournamentConfig) -> Iterator[GameRow]:
-    """Rows of ``tasks`` as they finish, each game once (``config`` may also be a DatagenConfig)."""
-    if config.backend == "ray":
-        from harness.distributed.games import play_all_ray
+def next_round_games(config: TournamentConfig, scheduled: Sequence[GameTask]) -> list[GameTask]:
+    """The games of the next adaptive round, decided on the ``scheduled`` games only."""
+    from harness.arena.adaptive import next_round
 
-        yield from play_all_ray(tasks, config)
+    ids = {task.game_id for task in scheduled}
+    rows = [row for row in latest_rows(read_results(config.out)) if row.game_id in ids]
+    counts = pair_counts(config, scheduled)
+    decision = next_round(config, outcomes_of(rows), counts)
+    return pair_games(config, {
+        pair: (counts.get(pair, 0),
+               min(counts.get(pair, 0) + config.round_games, config.max_games_per_pair))
+        for pair in decision.pairs
+    })
+
+
+def pair_counts(config: TournamentConfig, games: Sequence[GameTask | GameRow]
+                ) -> dict[tuple[int, int], int]:
+    """Games per pair of player indices (lower index first)."""
+    index = {name: i for i, (name, _) in enumerate(config.named_players())}
+    counts: dict[tuple[int, int], int] = {}
+    for game in games:
+        i, j = sorted((index[game.black], index[game.white]))
+        counts[i, j] = counts.get((i, j), 0) + 1
+    return counts
+
+
+class GameSession:
+    """Workers that outlive one batch of games.
+
+    An adaptive tournament plays round after round on the same workers, so a
+    network is loaded (and Ray started) once per tournament, not per round.
+    The backend starts at the first batch that has games.
+    """
+
+    def __init__(self, config, size: int):
+        self.config = config  # a TournamentConfig or a DatagenConfig
+        self.size = size  # games the workers should be able to run at once
+        self._stack = contextlib.ExitStack()
+        self._play = None
+
+    def play(self, tasks: Sequence[GameTask]) -> Iterator[GameRow]:
+        """Rows of ``tasks`` as they finish, each game once."""
+        if not tasks:
+            return
+        if self._play is None:
+            self._play = self._stack.enter_context(_backend(self.config, max(self.size,
+                                                                              len(tasks))))
+        yield from self._play(tasks)
+
+    def __enter__(self) -> GameSession:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stack.close()
+
+
+@contextlib.contextmanager
+def _backend(config, size: int):
+    """A function playing a batch of tasks: on Ray, in a process pool, or here."""
+    if config.backend == "ray":
+        from harness.distributed.games import ray_games
+
+        with ray_games(config, size) as play:
+            yield play
         return
-    if config.parallel <= 1 or len(tasks) <= 1:
+    if config.parallel <= 1 or size <= 1:
         try:
-            for task in tasks:
-                yield play_task(task, config)
+            yield lambda tasks: (play_task(task, config) for task in tasks)
         finally:
             for player in _PLAYERS.values():
                 _close_quietly(player)
@@ -321,13 +446,24 @@ def play_all(tasks: Sequence[GameTask], config: TournamentConfig) -> Iterator[Ga
     # Spawned workers: TensorFlow and GTP subprocesses do not survive fork well.
     context = multiprocessing.get_context("spawn")
     with cf.ProcessPoolExecutor(config.parallel, mp_context=context) as pool:
-        futures = {pool.submit(play_task, task, config): task for task in tasks}
-        for future in cf.as_completed(futures):
-            task = futures[future]
-            try:
-                yield future.result()
-            except Exception as exc:  # a worker died: record, never count twice
-                yield GameRow.failed(task, f"worker failed: {type(exc).__name__}: {exc}")
+        yield lambda tasks: _play_in_pool(pool, tasks, config)
+
+
+def _play_in_pool(pool: cf.ProcessPoolExecutor, tasks: Sequence[GameTask], config
+                  ) -> Iterator[GameRow]:
+    futures = {pool.submit(play_task, task, config): task for task in tasks}
+    for future in cf.as_completed(futures):
+        task = futures[future]
+        try:
+            yield future.result()
+        except Exception as exc:  # a worker died: record, never count twice
+            yield GameRow.failed(task, f"worker failed: {type(exc).__name__}: {exc}")
+
+
+def play_all(tasks: Sequence[GameTask], config: TournamentConfig) -> Iterator[GameRow]:
+    """Rows of ``tasks`` as they finish, each game once (``config`` may also be a DatagenConfig)."""
+    with GameSession(config, size=len(tasks)) as session:
+        yield from session.play(tasks)
 
 
 def latest_rows(rows: Sequence[GameRow]) -> list[GameRow]:
@@ -348,7 +484,13 @@ def _add_points(points: dict[str, float], outcome: Outcome) -> None:
 
 
 def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -> dict[str, object]:
-    """Ranking, win matrix, games matrix and colour table as CSV/MD/HTML, plus plots."""
+    """Ranking, unresolved pairs, win matrix, games matrix and colour table as
+    CSV/MD/HTML, plus plots, and ``summary.json`` with why play stopped.
+
+    The CSV files keep every digit under short column names for programs;
+    the Markdown and HTML files are for people (:func:`tables.readable`).
+    """
+    from harness.arena.adaptive import next_round
     from harness.report.tournament_plots import plot_elo, plot_win_matrix
 
     out = Path(config.out)
@@ -358,12 +500,28 @@ def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -
     ratings = bradley_terry(outcomes, names, anchor=config.anchor)
     ranking = ranking_table(outcomes, names, ratings)
     wins = win_matrix(outcomes, names)
-    write_table(ranking, out / "ranking")
-    write_table(wins, out / "win_matrix", index=True)
+    decision = next_round(config, outcomes, pair_counts(config, rows))
+    unresolved = pd.DataFrame([asdict(u) for u in decision.unresolved],
+                              columns=["higher", "lower", "los", "games"])
+    colours = colour_table(outcomes, names)
+    write_table(ranking, out / "ranking", display=readable_ranking(ranking))
+    write_table(unresolved, out / "unresolved", display=readable(unresolved, READABLE_UNRESOLVED))
+    write_table(wins, out / "win_matrix", index=True,
+                display=readable_matrix(wins, "row's score against column (%)"))
     write_table(games_matrix(outcomes, names), out / "games_matrix", index=True)
-    write_table(colour_table(outcomes, names), out / "colours")
+    write_table(colours, out / "colours", display=readable(colours, READABLE_COLOURS))
     plot_elo(ranking, out / "elo.png")
     plot_win_matrix(wins, out / "win_matrix.png")
-    summary = {"games": len(rows), "rated_games": len(outcomes), "error_games": errors}
+    summary = {
+        "games": len(rows),
+        "rated_games": len(outcomes),
+        "error_games": errors,
+        "stopped": decision.status if not decision.pairs else "unfinished",
+        "los": config.los,
+        "unresolved": [[u.higher, u.lower, round(u.los, 4), u.games]
+                       for u in decision.unresolved],
+    }
+    if decision.sprt is not None:
+        summary["sprt"] = {**config.sprt, **asdict(decision.sprt)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return {"ranking": ranking, "win_matrix": wins, **summary}
+    return {"ranking": ranking, "win_matrix": wins, "unresolved_pairs": unresolved, **summary}

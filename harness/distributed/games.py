@@ -12,8 +12,9 @@ themselves, so ``out`` must be on a filesystem every node sees.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from harness.distributed.backend import cluster_cpus, ray_session
@@ -48,22 +49,38 @@ def play_all_ray(tasks: Sequence, config) -> Iterator:
     above 1, else the machine's. A game whose workers kept dying becomes an
     error row, as on the local backend.
     """
-    from harness.arena.tournament import GameRow
-
     if not tasks:
         return
+    with ray_games(config, len(tasks)) as play:
+        yield from play(tasks)
+
+
+@contextlib.contextmanager
+def ray_games(config, size: int) -> Iterator[Callable[[Sequence], Iterator]]:
+    """A function that plays a batch of tasks on one pool of at most ``size`` actors.
+
+    The Ray session and the actors (with their loaded players) last until
+    the context ends, so the rounds of an adaptive tournament share them.
+    """
     # Workers may run elsewhere (another working directory, another node).
     config = dataclasses.replace(config, out=str(Path(config.out).resolve()))
+    cpus = config.parallel if config.parallel > 1 else 0
+    with contextlib.ExitStack() as stack:
+        ray = stack.enter_context(ray_session(config.ray_address, cpus=cpus))
+        pool = stack.enter_context(WorkerPool(ray, GameWorker, (config,),
+                                              min(size, cluster_cpus(ray))))
+        try:
+            yield lambda tasks: _play(pool, tasks)
+        finally:
+            pool.close("close")
+
+
+def _play(pool: WorkerPool, tasks: Sequence) -> Iterator:
+    from harness.arena.tournament import GameRow
+
     by_id = {task.game_id: task for task in tasks}
-    with ray_session(config.ray_address, cpus=config.parallel if config.parallel > 1 else 0) as ray:
-        size = min(len(tasks), cluster_cpus(ray))
-        with WorkerPool(ray, GameWorker, (config,), size) as pool:
-            try:
-                for _, row in pool.run(
-                    "play", ((task.game_id, (task,)) for task in tasks),
-                    lost=lambda key, message: GameRow.failed(by_id[key],
-                                                             f"worker failed: {message}"),
-                ):
-                    yield row
-            finally:
-                pool.close("close")
+    for _, row in pool.run(
+        "play", ((task.game_id, (task,)) for task in tasks),
+        lost=lambda key, message: GameRow.failed(by_id[key], f"worker failed: {message}"),
+    ):
+        yield row
