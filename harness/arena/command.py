@@ -1,4 +1,10 @@
-"""``harness tournament``: a resumable round robin from a TOML config or flags."""
+"""``harness tournament``: a resumable round robin from a TOML config or flags.
+
+With ``--until-separated`` it plays further rounds until every neighbour pair
+of the ranking is separated (``--los``) or a cap is reached; with two players
+and ``--sprt elo0=0,elo1=35`` it plays a match until the SPRT decides
+(:mod:`harness.arena.adaptive`, :mod:`harness.arena.sprt`).
+"""
 
 from __future__ import annotations
 
@@ -15,6 +21,10 @@ _FLAGS = {
     **GAME_FLAGS,
     "games_per_pair": ("--games-per-pair", int),
     "anchor": ("--anchor", str),
+    "los": ("--los", float),
+    "round_games": ("--round-games", int),
+    "max_games_per_pair": ("--max-games-per-pair", int),
+    "max_games": ("--max-games", int),
 }
 
 
@@ -27,6 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--config", help="TOML file with a [tournament] table (flags override)")
     add_flags(parser, _FLAGS)
+    parser.add_argument("--until-separated", action="store_true", default=None,
+                        help="play rounds until every neighbour pair has LOS >= --los (0.95) "
+                        "or --max-games-per-pair / --max-games is reached")
+    parser.add_argument("--sprt", metavar="elo0=0,elo1=35[,alpha=0.05,beta=0.05]",
+                        help="two players: play until this SPRT accepts a hypothesis")
     parser.add_argument("--retry-errors", action="store_true", help="replay games that errored")
     parser.add_argument("--no-progress", action="store_true")
 
@@ -45,6 +60,15 @@ def config_from_args(args: argparse.Namespace):
         values["players"] = list(args.players)
     if args.retry_errors:
         values["retry_errors"] = True
+    if args.until_separated:
+        values["until_separated"] = True
+    if args.sprt:
+        from harness.arena.sprt import parse_sprt
+
+        try:
+            values["sprt"] = parse_sprt(args.sprt)
+        except ValueError as e:
+            raise ConfigError(str(e)) from None
     if "players" not in values:
         raise ConfigError(f"{source}: no players given")
     return from_mapping(TournamentConfig, values, source)
@@ -52,7 +76,6 @@ def config_from_args(args: argparse.Namespace):
 
 def run(args: argparse.Namespace) -> int:
     from harness.arena.tournament import run_tournament
-    from harness.bench.table import format_table
 
     try:
         config = config_from_args(args)
@@ -66,11 +89,42 @@ def run(args: argparse.Namespace) -> int:
     except BackendError as e:
         print(f"harness tournament: {e}", file=sys.stderr)
         return 2
-    import pandas as pd
-
-    ranking = pd.read_csv(f"{config.out}/ranking.csv")
-    columns = ["rank", "player", "elo", "elo_low", "elo_high", "games", "win_rate", "win_rate_se"]
-    print(format_table(columns, ranking[columns].round(3).values.tolist()))
+    print(stopping_report(config))
     errors = sum(1 for r in rows if r.error)
     print(f"{len(rows)} games ({errors} errors); tables and SGFs in {config.out}/")
     return 0
+
+
+def stopping_report(config) -> str:
+    """The ranking as people read it, then why play stopped: unresolved pairs, the SPRT."""
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+
+    from harness.arena.tables import readable_ranking
+    from harness.bench.table import format_table
+
+    ranking = readable_ranking(pd.read_csv(f"{config.out}/ranking.csv"))
+    keep = [c for c in ranking.columns if not c.startswith(("Elo s.e.", "sequential"))]
+    cells = ranking[keep].astype(object)
+    lines = [format_table(keep, cells.where(cells.notna(), "").values.tolist())]
+    summary = json.loads(Path(config.out, "summary.json").read_text())
+    if summary.get("unresolved"):
+        pairs = ", ".join(f"{a} > {b} ({100 * p:.1f}%, {n} games)"
+                          for a, b, p, n in summary["unresolved"])
+        lines.append(f"unresolved neighbours (LOS < {100 * summary['los']:g}%): {pairs}")
+    else:
+        lines.append(f"every neighbour pair separated (LOS >= {100 * summary['los']:g}%)")
+    if "sprt" in summary:
+        t = summary["sprt"]
+        first, second = (name for name, _ in config.named_players())
+        hypotheses = {"H1": t["elo1"], "H0": t["elo0"]}
+        verdict = (f"{t['decision']} accepted ({first} - {second} = "
+                   f"{hypotheses[t['decision']]:+g} Elo rather than "
+                   f"{hypotheses['H0' if t['decision'] == 'H1' else 'H1']:+g})"
+                   if t["decision"] else "no decision")
+        lines.append(f"SPRT: +{t['wins']} ={t['draws']} -{t['losses']}, LLR {t['llr']:.2f} "
+                     f"in [{t['lower']:.2f}, {t['upper']:.2f}]: {verdict}")
+    lines.append(f"stopped: {summary['stopped']}")
+    return "\n".join(lines)

@@ -103,19 +103,34 @@ class WindowConfig:
 
 @dataclass(frozen=True)
 class GatingConfig:
-    """AlphaGo Zero's evaluator: the new network must beat the best one to play."""
+    """AlphaGo Zero's evaluator: the new network must beat the best one to play.
+
+    With ``sprt`` the match is Leela Zero's instead: it stops as soon as an
+    SPRT of H1 (the candidate is ``elo1`` Elo stronger) against H0 (``elo0``)
+    decides, the candidate is promoted when H1 is accepted, and ``games`` is
+    only the cap (a match that reaches it undecided keeps the best network).
+    """
 
     enabled: bool = False
-    games: int = 20  # half with each colour
+    games: int = 20  # half with each colour; with sprt, the most games a match plays
     threshold: float = 0.55  # promote when the win rate reaches this (draws count half)
     playouts: int = 50
     parallel: int = 10
+    sprt: bool = False  # decide by SPRT (harness.arena.sprt) instead of the threshold
+    elo0: float = 0.0
+    elo1: float = 35.0
+    alpha: float = 0.05  # P(promoted | candidate elo0 stronger)
+    beta: float = 0.05  # P(kept the best | candidate elo1 stronger)
 
     def __post_init__(self) -> None:
         if self.games < 1 or self.playouts < 1 or self.parallel < 1:
             raise ValueError("gating games, playouts and parallel must be at least 1")
         if not 0.0 <= self.threshold <= 1.0:
             raise ValueError(f"gating threshold must be in [0, 1], got {self.threshold}")
+        if self.sprt:
+            from harness.arena.sprt import SPRT
+
+            SPRT(self.elo0, self.elo1, self.alpha, self.beta)  # refuses bad hypotheses
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,13 @@ Both sides search with their own :class:`BatchedSearch` (one slot per game),
 so every network call carries a batch from all games where that side is to
 move. The first few moves of each game are drawn at temperature 1 so that the
 games differ (searches are otherwise deterministic); colours alternate.
+
+The decision is AlphaGo Zero's (a win rate of at least ``threshold``) or,
+with ``[gating] sprt = true``, Leela Zero's: the match stops as soon as an
+SPRT (:mod:`harness.arena.sprt`) accepts H1 (promote) or H0 (keep the best),
+and a match that reaches ``games`` undecided keeps the best network. Games
+still running when the SPRT decides are abandoned, not counted, so the
+decision is the one taken at the crossing.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from harness.arena.sprt import H1, SPRT
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
 from harness.search import BatchedSearch, MCTSConfig, select_move
@@ -35,10 +43,30 @@ class MatchResult:
     games: int
     wins: float  # the candidate's points: 1 a win, 0.5 a draw
     moves: int
+    draws: int = 0
 
     @property
     def win_rate(self) -> float:
         return win_rate(self.wins, self.games)
+
+    @property
+    def record(self) -> tuple[int, int, int]:
+        """The candidate's wins, draws and losses."""
+        won = round(self.wins - self.draws / 2)
+        return won, self.draws, self.games - won - self.draws
+
+
+def gate_sprt(gating) -> SPRT | None:
+    """The SPRT of a ``GatingConfig`` with ``sprt = true``, else None."""
+    return SPRT(gating.elo0, gating.elo1, gating.alpha, gating.beta) if gating.sprt else None
+
+
+def passes(result: MatchResult, gating) -> bool:
+    """Whether the candidate replaces the best network (``gating``: a GatingConfig)."""
+    test = gate_sprt(gating)
+    if test is None:
+        return promote(result.wins, result.games, gating.threshold)
+    return test.decide(*result.record) == H1
 
 
 def play_match(
@@ -53,8 +81,13 @@ def play_match(
     parallel: int = 8,
     max_moves: int | None = None,
     seed: int = 0,
+    sprt: SPRT | None = None,
 ) -> MatchResult:
-    """Play ``games`` games between two evaluators; the candidate is Black in even games."""
+    """Play ``games`` games between two evaluators; the candidate is Black in even games.
+
+    With ``sprt`` the match ends at the first finished game after which the
+    test decides; the games still running then are dropped.
+    """
     config = MCTSConfig(playouts=playouts, add_noise=False, reuse_tree=True)
     slots = max(1, min(parallel, games))
     rng = np.random.default_rng(seed)
@@ -63,7 +96,7 @@ def play_match(
         "best": BatchedSearch(best, config, games=slots, seed=seed + 1),
     }
     limit = max_moves if max_moves is not None else 2 * size * size
-    wins, moves, started = 0.0, 0, 0
+    wins, moves, started, draws, finished = 0.0, 0, 0, 0, 0
     running: dict[int, tuple[Game, int]] = {}  # slot -> (game, candidate's colour)
 
     def side(game: Game, colour: int) -> str:
@@ -81,6 +114,10 @@ def play_match(
 
     for slot in range(min(slots, games)):
         begin(slot)
+    def decided() -> bool:
+        won = round(wins - draws / 2)
+        return sprt is not None and sprt.decide(won, draws, finished - won - draws) is not None
+
     while running:
         for search in searches.values():
             for slot, result in search.step():
@@ -89,12 +126,16 @@ def play_match(
                 game.play(select_move(result, temperature, rng))
                 if game.is_over or len(game.moves) >= limit:
                     winner = game.result().winner
-                    wins += 1.0 if winner == colour else (0.5 if winner not in (BLACK, WHITE)
-                                                          else 0.0)
+                    drawn = winner not in (BLACK, WHITE)
+                    wins += 1.0 if winner == colour else (0.5 if drawn else 0.0)
+                    draws += drawn
+                    finished += 1
                     moves += len(game.moves)
                     del running[slot]
+                    if decided():
+                        return MatchResult(finished, wins, moves, draws)
                     if started < games:
                         begin(slot)
                 else:
                     searches[side(game, colour)].start(slot, game)
-    return MatchResult(games, wins, moves)
+    return MatchResult(finished, wins, moves, draws)

@@ -36,7 +36,7 @@ from harness.rl.buffer import ReplayBuffer
 from harness.rl.config import RLConfig, read_config, save_config
 from harness.rl.curriculum import small_net_stalled
 from harness.rl.files import atomic_json, atomic_text, read_json
-from harness.rl.gating import play_match, promote
+from harness.rl.gating import gate_sprt, passes, play_match
 from harness.rl.learner import Learner, train_config
 from harness.rl.selfplay import generation_stats, play_generation
 from harness.rl.window import next_window
@@ -305,8 +305,10 @@ class RLRun:
         promoted = True
         if config.gating.enabled and candidate != state.best:
             result = self._gate(state, candidate, g)
-            promoted = promote(result.wins, result.games, config.gating.threshold)
+            promoted = passes(result, config.gating)
             gate = {"gate_games": result.games, "gate_win_rate": result.win_rate}
+            if config.gating.sprt:
+                gate["gate_llr"] = gate_sprt(config.gating).llr(*result.record)
             self.log(f"generation {g}: {Path(candidate).stem} scored {result.wins:g}/"
                      f"{result.games} against {Path(state.best).stem}: "
                      f"{'promoted' if promoted else 'kept the best'}")
@@ -343,6 +345,7 @@ class RLRun:
             playouts=gating.playouts, parallel=gating.parallel,
             max_moves=self.config.selfplay.max_moves,
             seed=derive_seed(self.config.seed, g, 7919),
+            sprt=gate_sprt(gating),
         )
 
     def _stats_row(self, state: RunState, g: int, gate: dict, promoted: bool) -> dict:
