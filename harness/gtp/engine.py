@@ -9,14 +9,22 @@ Input follows the GTP 2 preprocessing rules: control characters other than
 tab and newline are dropped (so ``\\r\\n`` works), tabs become spaces, ``#``
 starts a comment, blank lines are ignored, and an optional numeric id is
 echoed in the answer (``=id`` or ``?id``).
+
+Beyond GTP 2: ``loadsgf``, the handicap commands (``handicap.py``), KGS
+time settings (``timecontrol.py``) and, for players with a tree search, the
+analysis commands GUIs use (``extensions.py``). Those stream: :func:`serve`
+reads input on a thread (``channel.py``) so that ``lz-analyze`` stops when
+the next command arrives.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import replace
+from pathlib import Path
 from typing import TextIO
 
 from harness import __version__
@@ -24,7 +32,19 @@ from harness.game import board as K
 from harness.game.geometry import BLACK, COLUMNS, EMPTY, MAX_SIZE, MIN_SIZE, WHITE, point_to_gtp
 from harness.game.geometry import gtp_to_point as _gtp_to_point
 from harness.game.position import Game, IllegalMove
+from harness.gtp.analyzer import can_analyze
+from harness.gtp.channel import InputChannel
+from harness.gtp.extensions import AnalysisCommands, Collected, Live, Output
+from harness.gtp.handicap import fixed_handicap_points, max_fixed_handicap
+from harness.gtp.timecontrol import (
+    TimeControl,
+    TimeSettingsError,
+    parse_kgs_time_settings,
+    parse_time_settings,
+)
 from harness.players.base import RESIGN, Player, notify, set_limits
+
+__all__ = ["GTPEngine", "GTPFailure", "TimeControl", "serve"]
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _COLORS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
@@ -32,37 +52,6 @@ _COLORS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 
 class GTPFailure(Exception):
     """A command that cannot be carried out; its message is the ``?`` reply."""
-
-
-@dataclass
-class TimeControl:
-    """What the controller told us about the clock (``time_settings``/``time_left``)."""
-
-    main_time: float = 0.0
-    byo_yomi_time: float = 0.0
-    byo_yomi_stones: int = 0
-    left: dict[int, tuple[float, int]] | None = None  # colour -> (seconds, stones)
-
-    @property
-    def unlimited(self) -> bool:
-        # GTP: byo-yomi time > 0 with 0 stones means no time limit.
-        return self.byo_yomi_time > 0 and self.byo_yomi_stones == 0
-
-    def move_budget(self, color: int, moves_played: int, points: int) -> float | None:
-        """Seconds to spend on the next move, or None when the clock is no concern."""
-        if self.unlimited or (self.main_time == 0 and self.byo_yomi_time == 0 and not self.left):
-            return None
-        seconds, stones = (self.left or {}).get(color, (self.main_time, 0))
-        if stones > 0:  # in byo-yomi: share the period over its stones
-            budget = seconds / stones
-        else:
-            # Main time: spread over the moves we still expect to play, keeping
-            # the first byo-yomi period untouched as a safety net.
-            expected = max(points // 2 - moves_played // 2, 10)
-            budget = seconds / expected
-            if self.byo_yomi_stones > 0:
-                budget += self.byo_yomi_time / self.byo_yomi_stones
-        return max(0.05, 0.8 * budget)
 
 
 class GTPEngine:
@@ -111,12 +100,30 @@ class GTPEngine:
             "final_status_list": self._final_status_list,
             "time_settings": self._time_settings,
             "time_left": self._time_left,
+            "kgs-time_settings": self._kgs_time_settings,
+            "loadsgf": self._loadsgf,
+            "fixed_handicap": self._fixed_handicap,
+            "place_free_handicap": self._fixed_handicap,
+            "set_free_handicap": self._set_free_handicap,
         }
+        # Streaming commands write their own answer (``=``, lines, blank line).
+        self.streaming: dict[str, Callable[[list[str], str, Output], None]] = {}
+        if can_analyze(player):
+            extensions = AnalysisCommands(self)
+            self.streaming = extensions.streaming()
+            self.commands.update(extensions.plain())
+            self.commands.update(dict.fromkeys(self.streaming, self._streaming_only))
+
+    failure = GTPFailure  # what extension handlers raise for a ``?`` answer
 
     # --- the protocol ------------------------------------------------------
-    def handle(self, line: str) -> str | None:
+    def handle(self, line: str, output: Output | None = None) -> str | None:
         """The full response to one input line (ending in a blank line), or None
-        for lines GTP says to ignore (blank lines and comments)."""
+        for lines GTP says to ignore (blank lines and comments).
+
+        A streaming command (``lz-analyze``) writes its answer to ``output``
+        as it goes and returns ""; without ``output`` it runs one interval
+        and its whole answer is returned."""
         text = _CONTROL.sub("", line).replace("\t", " ")
         text = text.split("#", 1)[0].strip()
         if not text:
@@ -132,6 +139,10 @@ class GTPEngine:
         if handler is None:
             return f"?{ident} unknown command\n\n"
         try:
+            if command in self.streaming:
+                sink = output or Collected()
+                self.streaming[command](args, ident, sink)
+                return sink.text if isinstance(sink, Collected) else ""
             answer = handler(args)
         except GTPFailure as exc:
             return f"?{ident} {exc}\n\n"
@@ -143,8 +154,11 @@ class GTPEngine:
     # --- setup -------------------------------------------------------------
     def _new_game(self, size: int) -> Game:
         self.player.reset(size, self.komi, self.rules)
-        self.clock.left = None
+        self.clock = replace(self.clock, left=())
         return Game(size, self.komi, self.rules)
+
+    def _streaming_only(self, args: list[str]) -> str:
+        raise GTPFailure("internal error: streaming command without a handler")
 
     def _known_command(self, args: list[str]) -> str:
         _arity(args, 1)
@@ -172,26 +186,105 @@ class GTPEngine:
             komi = float(args[0])
         except ValueError:
             raise GTPFailure("syntax error: komi not a float") from None
+        if not math.isfinite(komi):
+            raise GTPFailure("syntax error: komi must be a finite number")
         self.komi = komi
         self.game.komi = komi
         self.player.reset(self.game.size, komi, self.rules)
         return ""
 
     def _time_settings(self, args: list[str]) -> str:
-        _arity(args, 3)
-        self.clock = TimeControl(
-            main_time=_float(args[0], "main time"),
-            byo_yomi_time=_float(args[1], "byo-yomi time"),
-            byo_yomi_stones=_int(args[2], "byo-yomi stones"),
-        )
+        try:
+            self.clock = parse_time_settings(args)
+        except TimeSettingsError as exc:
+            raise GTPFailure(str(exc)) from None
+        return ""
+
+    def _kgs_time_settings(self, args: list[str]) -> str:
+        try:
+            self.clock = parse_kgs_time_settings(args)
+        except TimeSettingsError as exc:
+            raise GTPFailure(str(exc)) from None
         return ""
 
     def _time_left(self, args: list[str]) -> str:
         _arity(args, 3)
         color = _color(args[0])
-        left = dict(self.clock.left or {})
-        left[color] = (_float(args[1], "time"), _int(args[2], "stones"))
-        self.clock.left = left
+        secs = _float(args[1], "time")
+        if not math.isfinite(secs):
+            raise GTPFailure("syntax error: time must be a finite number")
+        stones = _int(args[2], "stones")
+        if stones < 0:
+            raise GTPFailure("syntax error: stones must not be negative")
+        # A controller may report a clock already overrun; that is no time left.
+        self.clock = self.clock.with_time_left(color, max(secs, 0.0), stones)
+        return ""
+
+    # --- positions: files and handicap -----------------------------------------
+    def _loadsgf(self, args: list[str]) -> str:
+        """``loadsgf FILE [MOVE]``: the game of FILE before its move number MOVE
+        (all of it without MOVE), with its board size and komi."""
+        from harness.sgf.record import parse_sgf_bytes
+        from harness.sgf.replay import ReplayError
+        from harness.sgf.replay import replay as replay_record
+
+        _arity(args, 1)
+        upto = _int(args[1], "move number") if len(args) > 1 else None
+        try:
+            data = Path(args[0]).read_bytes()
+        except OSError:
+            raise GTPFailure("cannot load file") from None
+        record = parse_sgf_bytes(data, args[0])[0]
+        if record.reject is not None:
+            raise GTPFailure(f"cannot load file: {record.reject}")
+        if self.fixed_size not in (None, record.size):
+            raise GTPFailure("unacceptable size")
+        if upto is not None:
+            kept = max(upto - 1, 0)
+            events = [e for e in record.setup_events if e.before_move <= kept]
+            record = replace(record, moves=record.moves[:kept], setup_events=events)
+        try:
+            game = replay_record(record, self.rules)
+        except ReplayError as exc:
+            raise GTPFailure(f"cannot load file: {exc}") from None
+        game.resigned = 0
+        self.komi = record.komi
+        self.player.reset(game.size, self.komi, self.rules)
+        self.game = game
+        return ""
+
+    def _require_empty_board(self) -> None:
+        if self.game.moves or (self.game.stones != EMPTY).any():
+            raise GTPFailure("board not empty")
+
+    def _place_handicap(self, points: list[int]) -> str:
+        self.game.setup(black=points)
+        self.game.to_play = WHITE
+        self.player.reset(self.game.size, self.komi, self.rules)
+        return " ".join(point_to_gtp(p, self.game.size) for p in points)
+
+    def _fixed_handicap(self, args: list[str]) -> str:
+        """``fixed_handicap N`` and ``place_free_handicap N`` (which may choose
+        any points; the fixed ones are a good choice)."""
+        _arity(args, 1)
+        stones = _int(args[0], "number of stones")
+        self._require_empty_board()
+        if not 2 <= stones <= max_fixed_handicap(self.game.size):
+            raise GTPFailure("invalid number of stones")
+        return self._place_handicap(fixed_handicap_points(self.game.size, stones))
+
+    def _set_free_handicap(self, args: list[str]) -> str:
+        self._require_empty_board()
+        size = self.game.size
+        try:
+            points = [_gtp_to_point(v, size) for v in args]
+        except ValueError:
+            raise GTPFailure("bad vertex list") from None
+        if len(points) < 2 or len(set(points)) != len(points) or size * size in points:
+            raise GTPFailure("bad vertex list")
+        if len(points) >= size * size:
+            raise GTPFailure("bad vertex list")
+        self._place_handicap(points)
         return ""
 
     # --- moves -------------------------------------------------------------
@@ -208,7 +301,10 @@ class GTPEngine:
 
     def _choose(self, args: list[str], *, allow_resign: bool) -> int:
         _arity(args, 1)
-        color = _color(args[0])
+        return self.choose(_color(args[0]), allow_resign=allow_resign)
+
+    def choose(self, color: int, *, allow_resign: bool) -> int:
+        """The player's move for ``color`` under the clock (not yet played)."""
         if self.game.to_play != color:
             self.game.to_play = color
         if self.game.rules == "nogo" and not self.game.legal_moves().any():
@@ -229,7 +325,8 @@ class GTPEngine:
                 )
         return move
 
-    def _commit(self, move: int) -> str:
+    def commit(self, move: int) -> str:
+        """Play the chosen ``move`` for the side to move; its GTP text."""
         if move == RESIGN:
             return "resign"
         play_on(self.game, move, self.game.to_play)
@@ -237,12 +334,12 @@ class GTPEngine:
         return point_to_gtp(move, self.game.size)
 
     def _genmove(self, args: list[str]) -> str:
-        return self._commit(self._choose(args, allow_resign=True))
+        return self.commit(self._choose(args, allow_resign=True))
 
     def _genmove_cleanup(self, args: list[str]) -> str:
         # Tromp-Taylor players already capture dead stones before passing, so
         # cleanup is an ordinary move that never resigns.
-        return self._commit(self._choose(args, allow_resign=False))
+        return self.commit(self._choose(args, allow_resign=False))
 
     def _reg_genmove(self, args: list[str]) -> str:
         move = self._choose(args, allow_resign=True)
@@ -251,8 +348,7 @@ class GTPEngine:
     def _undo(self, args: list[str]) -> str:
         if not self.game.moves:
             raise GTPFailure("cannot undo")
-        moves = self.game.moves[:-1]
-        self.game = replay(self.game.size, self.komi, self.rules, moves)
+        self.game.undo()  # exact: setup stones (handicap, loadsgf) stay
         self.player.reset(self.game.size, self.komi, self.rules)
         return ""
 
@@ -285,14 +381,6 @@ def play_on(game: Game, move: int, color: int) -> None:
     if game.rules != "nogo" and game.passes >= 2 and not game.resigned:
         game.boards.meta[0, K.PASSES] = 0
     game.play(move, color)
-
-
-def replay(size: int, komi: float, rules: str, moves: list[tuple[int, int]]) -> Game:
-    """A fresh game with ``moves`` played (two passes in the middle allowed)."""
-    game = Game(size, komi, rules)
-    for color, move in moves:
-        play_on(game, move, color)
-    return game
 
 
 def _game_for_player(game: Game) -> Game:
@@ -359,15 +447,14 @@ def _vertex_text(move: int, size: int) -> str:
 
 
 def serve(engine: GTPEngine, stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Read commands until ``quit`` or end of input, answering each at once."""
-    stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
-    for line in stdin:
-        response = engine.handle(line)
-        if response is None:
-            continue
-        stdout.write(response)
-        stdout.flush()
+    """Read commands until ``quit`` or end of input, answering each at once;
+    input is read on a thread so streaming answers see the next command."""
+    channel = InputChannel(stdin or sys.stdin, stdout or sys.stdout)
+    output = Live(channel)
+    while (line := channel.next_line()) is not None:
+        response = engine.handle(line, output)
+        if response:
+            channel.write(response)
         if engine.finished:
             break
     return 0

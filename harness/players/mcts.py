@@ -98,6 +98,14 @@ class MCTSPlayer(SearchBudget):
             )
         return self._searches[encoder]
 
+    def searcher(self, game: Game):
+        """The batched search this player uses for ``game``, tree kept between
+        calls: analysis commands (``lz-analyze``) search it in small steps
+        and read the root's children and principal variations."""
+        if self.network is not None:
+            self.network.check_game(game)
+        return self._search(game.rules)
+
     def _budget(self) -> int:
         if self.move_time is None or self._rate is None:
             return self.playouts
