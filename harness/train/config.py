@@ -26,6 +26,12 @@ HEADS = ("policy", "value", "ownership", "score")
 # Keras dtype policies. mixed_bfloat16 runs the convolutions in bfloat16 with
 # float32 weights: 1.6-1.7x the float32 speed on CPUs with AMX/AVX512-BF16.
 PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+# What a compute budget counts: training wall seconds, process CPU seconds
+# (all threads), or training samples. Validation is never charged.
+BUDGET_UNITS = ("wall_s", "cpu_s", "samples")
+# With a budget, an epoch is a slice of it; the schedule runs over these
+# nominal ticks per slice (its shape in fractions of the budget).
+BUDGET_TICKS_PER_EPOCH = 1000
 
 
 class ConfigError(ValueError):
@@ -73,6 +79,15 @@ class TrainConfig:
     precision: str = "float32"  # a Keras dtype policy, see PRECISIONS
     # tf.distribute strategy (harness.train.distribute): auto, none, mirrored, multi-worker.
     strategy: str = "auto"
+    # A compute budget (0: none, train ``epochs`` x ``epoch_samples``). With a
+    # budget the run trains until it is spent, in ``epochs`` equal slices each
+    # ending with validation and a checkpoint, and the learning-rate schedule
+    # follows the fraction of the budget used, so runs of models of any speed
+    # get the same schedule shape and the same compute.
+    budget: float = 0.0
+    budget_unit: str = "wall_s"
+    # Repeat the run with each of these seeds (runs RUN-seed<S>); empty: ``seed`` only.
+    seeds: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         problems = list(_problems(self))
@@ -92,7 +107,8 @@ class TrainConfig:
         return Path(self.runs_dir) / self.run
 
     def schedule(self) -> ScheduleSpec:
-        spe = self.steps_per_epoch
+        """The learning-rate schedule: in optimizer steps, or in budget ticks with a budget."""
+        spe = BUDGET_TICKS_PER_EPOCH if self.budget else self.steps_per_epoch
         return ScheduleSpec(
             kind=self.lr_schedule,
             initial=self.lr,
@@ -106,6 +122,7 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
         d["heads"] = list(self.heads)
+        d["seeds"] = list(self.seeds)
         return d
 
     def replace(self, **changes: Any) -> TrainConfig:
@@ -125,6 +142,12 @@ def _problems(c: TrainConfig):
         yield f"unknown value_loss {c.value_loss!r} (choose from {', '.join(VALUE_LOSSES)})"
     if c.strategy not in STRATEGIES:
         yield f"unknown strategy {c.strategy!r} (choose from {', '.join(STRATEGIES)})"
+    if c.budget_unit not in BUDGET_UNITS:
+        yield f"unknown budget_unit {c.budget_unit!r} (choose from {', '.join(BUDGET_UNITS)})"
+    if not c.budget >= 0 or not math.isfinite(c.budget):
+        yield f"budget must be a non-negative number, got {c.budget}"
+    if len(set(c.seeds)) != len(c.seeds):
+        yield f"seeds must be distinct, got {list(c.seeds)}"
     if c.precision not in PRECISIONS:
         yield f"unknown precision {c.precision!r} (choose from {', '.join(PRECISIONS)})"
     for name in ("epochs", "epoch_samples", "batch_size"):
@@ -177,6 +200,11 @@ def _coerce(key: str, value: Any, source: str) -> Any:
         if not isinstance(value, list | tuple):
             raise ConfigError(f"{source}: heads must be a list of head names")
         return tuple(str(h) for h in value)
+    if key == "seeds":
+        if not isinstance(value, list | tuple) or not all(
+                isinstance(v, int) and not isinstance(v, bool) for v in value):
+            raise ConfigError(f"{source}: seeds must be a list of integers, got {value!r}")
+        return tuple(value)
     want = type(default)
     if want is bool:
         if not isinstance(value, bool):

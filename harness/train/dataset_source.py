@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from harness.train.config import ConfigError
 
 
@@ -66,6 +68,18 @@ class StreamSource:
 
     def batches(self, batch_size: int, *, seed: int, augment: bool):
         yield from self._stream(batch_size, augment).epoch(seed)
+
+    def groups(self, batch_size: int) -> np.ndarray:
+        """The game of every position of an unaugmented pass, in delivery order.
+
+        Intervals resample games, not positions (:mod:`harness.stats`).
+        """
+        stream = self._stream(batch_size, False)
+        rows, _ = stream.delivery(0)
+        games = stream.dataset.games
+        first = np.asarray(games["first"], np.int64)
+        order = np.argsort(first, kind="stable")
+        return order[np.searchsorted(first[order], rows, side="right") - 1]
 
     def close(self) -> None:
         for stream in self._streams.values():

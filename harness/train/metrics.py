@@ -17,6 +17,9 @@ from harness.train.targets import from_head
 METRIC_NAMES = (
     "loss", "policy_loss", "value_loss", "policy_top1", "policy_top5", "value_mse",
 )
+# Metrics reported with a 95% interval (a bootstrap over games): the ones a
+# comparison between architectures is made on.
+INTERVAL_METRICS = ("policy_top1", "policy_top5", "value_mse")
 _EPS = 1e-7
 
 
@@ -38,15 +41,28 @@ def _head_weights(weights, head: str, n: int) -> np.ndarray:
 class MetricAccumulator:
     """Weighted sums over batches; :meth:`result` gives the means."""
 
-    def __init__(self, value_loss: str, loss_weights: Mapping[str, float]):
+    def __init__(self, value_loss: str, loss_weights: Mapping[str, float],
+                 keep_positions: bool = False):
         self.value_loss = value_loss
         self.loss_weights = dict(loss_weights)
         self.sums: dict[str, float] = {}
         self.counts: dict[str, float] = {}
+        # Per-position values of INTERVAL_METRICS, for intervals and paired tests.
+        self.keep_positions = keep_positions
+        self._kept: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
 
     def _add(self, name: str, values: np.ndarray, weights: np.ndarray) -> None:
         self.sums[name] = self.sums.get(name, 0.0) + float((values * weights).sum())
         self.counts[name] = self.counts.get(name, 0.0) + float(weights.sum())
+        if self.keep_positions and name in INTERVAL_METRICS:
+            kept = self._kept.setdefault(name, ([], []))
+            kept[0].append(np.asarray(values, np.float64))
+            kept[1].append(np.asarray(weights, np.float64))
+
+    def per_position(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """``{metric: (values, weights)}`` in the order positions were added."""
+        return {name: (np.concatenate(v), np.concatenate(w))
+                for name, (v, w) in self._kept.items()}
 
     def add(self, outputs: Mapping[str, np.ndarray], targets: Mapping[str, np.ndarray],
             weights=None) -> None:

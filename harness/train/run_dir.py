@@ -22,9 +22,12 @@ from harness.train.config import ConfigError, TrainConfig, read_config, save_con
 
 METRICS_COLUMNS = (
     "epoch", "step", "lr", "samples", "samples_per_s", "epoch_time_s", "wall_time_s",
+    "cpu_time_s", "samples_seen",
     "train_loss", "train_policy_loss", "train_value_loss",
     "val_loss", "val_policy_loss", "val_value_loss",
-    "val_policy_top1", "val_policy_top5", "val_value_mse",
+    "val_policy_top1", "val_policy_top1_low", "val_policy_top1_high",
+    "val_policy_top5", "val_policy_top5_low", "val_policy_top5_high",
+    "val_value_mse", "val_value_mse_low", "val_value_mse_high", "val_games",
 )
 
 
@@ -35,7 +38,9 @@ class RunState:
     checkpoint: str = ""
     best_epoch: int = 0
     best_val_loss: float | None = None
-    wall_time_s: float = 0.0
+    wall_time_s: float = 0.0  # training only (validation is not charged to a budget)
+    cpu_time_s: float = 0.0  # process CPU seconds while training, all threads
+    samples_seen: int = 0
     # A Ctrl-C inside an epoch: resume from this checkpoint, skipping the batches done.
     partial: dict[str, Any] = field(default_factory=dict)
 

@@ -78,7 +78,9 @@ class _StopFlag:
 def make_optimizer(config: TrainConfig):
     import keras
 
-    schedule = keras_schedule(config.schedule())
+    # With a budget the trainer sets the rate every step from the fraction of
+    # the budget used (a variable, not a function of the step counter).
+    schedule = config.lr if config.budget else keras_schedule(config.schedule())
     wd = config.weight_decay or None
     if config.optimizer == "adam":
         cls = keras.optimizers.AdamW if wd else keras.optimizers.Adam
@@ -169,8 +171,12 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
             compile_model(model, config, value_loss, soft_policy)
         run.create(config)
         state = RunState()
-        log(f"run {run.path}: {config.epochs} epochs x {config.epoch_samples:,} samples, "
-            f"{config.steps_per_epoch:,} steps per epoch")
+        if config.budget:
+            log(f"run {run.path}: a budget of {config.budget:,g} {config.budget_unit} "
+                f"in {config.epochs} slices")
+        else:
+            log(f"run {run.path}: {config.epochs} epochs x {config.epoch_samples:,} samples, "
+                f"{config.steps_per_epoch:,} steps per epoch")
     else:
         checkpoint = state.partial.get("checkpoint") or state.checkpoint
         with strategy.scope():
@@ -193,6 +199,8 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
     writer = _tensorboard(run, config)
     with _StopFlag() as stop:
         for epoch in range(state.epochs_done + 1, config.epochs + 1):
+            if config.budget and budget_used(config, state) >= 1.0:
+                break
             outcome = _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
                                    writer)
             if isinstance(outcome, str):
@@ -234,37 +242,74 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
     spec = config.schedule()
     model.reset_metrics()
     bar = _progress_bar(config, epoch, start, progress)
-    t0 = time.perf_counter()
-    wall0 = state.wall_time_s
+    clock = _BudgetClock(state)
     samples = 0
-    batches = epoch_batches(plan.train, config.batch_size, config.steps_per_epoch,
+    # With a budget an epoch ends when its slice is spent, not after a step count.
+    steps = _UNBOUNDED_STEPS if config.budget else config.steps_per_epoch
+    batches = epoch_batches(plan.train, config.batch_size, steps,
                             seed=config.seed, epoch=epoch, start=start)
     logs: dict[str, float] = {}
     for b, batch in enumerate(batches, start=start):
+        if config.budget:
+            used = budget_used(config, state)
+            if used >= epoch / config.epochs:
+                break
+            lr = learning_rate(spec, used * spec.total_steps)
+            model.optimizer.learning_rate.assign(lr)
         x, targets, weights = _fill_missing_heads(model, to_head_targets(batch, value_loss))
         logs = train_batch(model, x, targets, weights)
         samples += len(x)
+        clock.tick(len(x))
         bar.update(len(x))
         step = optimizer_step(model)
+        if not config.budget:
+            lr = learning_rate(spec, step)
         if step % 20 == 0 or b == config.steps_per_epoch - 1:
-            bar.set_postfix(loss=f"{logs['loss']:.3f}", lr=f"{learning_rate(spec, step):.2g}")
+            bar.set_postfix(loss=f"{logs['loss']:.3f}", lr=f"{lr:.2g}")
         if writer is not None and step % 50 == 0:
-            _scalars(writer, "train", step, {"loss": logs["loss"], "lr": learning_rate(spec, step)})
-        if stop.requested and b + 1 < config.steps_per_epoch:
+            _scalars(writer, "train", step, {"loss": logs["loss"], "lr": lr})
+        if stop.requested and (config.budget or b + 1 < config.steps_per_epoch):
             bar.close()
             path = run.interrupted_checkpoint
             run.save_model(model, path)
-            state.wall_time_s = wall0 + time.perf_counter() - t0
             state.partial = {"epoch": epoch, "batches": b + 1, "step": step,
                              "checkpoint": path.name}
             run.write_state(state)
-            return (f"interrupted in epoch {epoch} after {b + 1} of {config.steps_per_epoch} "
-                    f"steps; checkpoint {path}; continue with --resume")
+            of = "" if config.budget else f" of {config.steps_per_epoch}"
+            return (f"interrupted in epoch {epoch} after {b + 1}{of} steps; checkpoint {path}; "
+                    "continue with --resume")
     bar.close()
-    elapsed = time.perf_counter() - t0
-    state.wall_time_s = wall0 + elapsed
     state.step = optimizer_step(model)
-    return _EpochStats(logs, samples, elapsed)
+    return _EpochStats(logs, samples, clock.elapsed)
+
+
+_UNBOUNDED_STEPS = 1 << 62
+
+
+class _BudgetClock:
+    """Charges training time, CPU time and samples to the run state as steps finish."""
+
+    def __init__(self, state: RunState):
+        self.state = state
+        self.elapsed = 0.0
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+
+    def tick(self, samples: int) -> None:
+        wall, cpu = time.perf_counter(), time.process_time()
+        self.state.wall_time_s += wall - self._wall
+        self.state.cpu_time_s += cpu - self._cpu
+        self.state.samples_seen += samples
+        self.elapsed += wall - self._wall
+        self._wall, self._cpu = wall, cpu
+
+
+def budget_used(config: TrainConfig, state: RunState) -> float:
+    """Fraction of the run's compute budget spent so far (0 without a budget)."""
+    if not config.budget:
+        return 0.0
+    spent = {"wall_s": state.wall_time_s, "cpu_s": state.cpu_time_s,
+             "samples": float(state.samples_seen)}[config.budget_unit]
+    return spent / config.budget
 
 
 def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss, progress,
@@ -274,9 +319,11 @@ def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss
     logs, samples, elapsed = stats.logs, stats.samples, stats.elapsed
     row: dict[str, float | int] = {
         "epoch": epoch, "step": state.step,
-        "lr": learning_rate(config.schedule(), max(state.step - 1, 0)),
+        "lr": float(np.asarray(model.optimizer.learning_rate)) if config.budget
+        else learning_rate(config.schedule(), max(state.step - 1, 0)),
         "samples": samples, "samples_per_s": samples / elapsed if elapsed > 0 else math.nan,
         "epoch_time_s": elapsed, "wall_time_s": state.wall_time_s,
+        "cpu_time_s": state.cpu_time_s, "samples_seen": state.samples_seen,
     }
     for key in ("loss", "policy_loss", "value_loss"):
         if key in logs:
@@ -316,8 +363,10 @@ def _epoch_line(row: dict) -> str:
 def _progress_bar(config: TrainConfig, epoch: int, start: int, enabled: bool):
     from tqdm import tqdm
 
-    total = config.steps_per_epoch * config.batch_size
-    return tqdm(total=total, initial=min(start * config.batch_size, total), unit="pos",
+    total = None if config.budget else config.steps_per_epoch * config.batch_size
+    initial = start * config.batch_size if total is None else min(start * config.batch_size,
+                                                                  total)
+    return tqdm(total=total, initial=initial, unit="pos",
                 unit_scale=True, desc=f"epoch {epoch}/{config.epochs}", disable=not enabled,
                 dynamic_ncols=True, leave=False)
 
