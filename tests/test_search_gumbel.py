@@ -48,8 +48,10 @@ def ref_schedule(m: int, n: int) -> list[int]:
     return sequence[:n]
 
 
-def ref_sigma(prior, visits, qsum, raw, c_visit=50.0, c_scale=1.0):
-    """(sigma(completed Q), completed Q) per child, as lists."""
+def ref_sigma(prior, visits, qsum, raw, c_visit=50.0, c_scale=1.0, minmax=False):
+    """(sigma(completed Q), completed Q) per child, as lists: completed Q
+    mapped to [0, 1] (by the value range [-1, 1], or by the children's min
+    and max), times (c_visit + max N) c_scale."""
     k = len(prior)
     p = [max(float(x), FLOOR) for x in prior]
     total = sum(visits)
@@ -60,7 +62,7 @@ def ref_sigma(prior, visits, qsum, raw, c_visit=50.0, c_scale=1.0):
     else:
         mixed = raw
     completed = [qsum[i] / visits[i] if visits[i] > 0 else mixed for i in range(k)]
-    low, high = min(completed), max(completed)
+    low, high = (min(completed), max(completed)) if minmax else (-1.0, 1.0)
     factor = (c_visit + max(visits)) * c_scale
     return [factor * (q - low) / max(high - low, 1e-8) for q in completed], completed
 
@@ -114,7 +116,7 @@ class RefNode:
         self.children: dict[int, RefNode] = {}
 
 
-def ref_search(game: Game, evaluator, noise_by_move, n: int, k: int):
+def ref_search(game: Game, evaluator, noise_by_move, n: int, k: int, minmax: bool = False):
     """Gumbel AlphaZero's search of ``game`` with ``n`` simulations, one at a
     time: returns (visits by move, move played, improved policy by move)."""
     root = RefNode(game, evaluator)
@@ -125,7 +127,7 @@ def ref_search(game: Game, evaluator, noise_by_move, n: int, k: int):
         """One simulation below ``node``; its value for ``node``'s side to move."""
         if node.terminal:
             return node.value
-        sigma, _ = ref_sigma(node.prior, node.visits, node.qsum, node.value)
+        sigma, _ = ref_sigma(node.prior, node.visits, node.qsum, node.value, minmax=minmax)
         if at_root:
             i = ref_root_choice(noise, node.prior, sigma, node.visits, schedule[sum(node.visits)])
         else:
@@ -144,7 +146,7 @@ def ref_search(game: Game, evaluator, noise_by_move, n: int, k: int):
 
     for _ in range(n):
         simulate(root, True)
-    sigma, _ = ref_sigma(root.prior, root.visits, root.qsum, root.value)
+    sigma, _ = ref_sigma(root.prior, root.visits, root.qsum, root.value, minmax=minmax)
     chosen = ref_root_choice(noise, root.prior, sigma, root.visits, max(root.visits))
     points = game.size * game.size + 1
     visits, improved = np.zeros(points, np.int64), np.zeros(points)
@@ -198,10 +200,11 @@ def random_toy(rng, k: int):
     return prior, visits, qmean, raw
 
 
-def params(k: int = 16, c_visit: float = 50.0, c_scale: float = 1.0) -> np.ndarray:
-    p = np.zeros(T.PARAM_COUNT)
-    p[T.ROOT_RULE], p[T.GUMBEL_K], p[T.C_VISIT], p[T.C_SCALE] = T.ROOT_GUMBEL, k, c_visit, c_scale
-    return p
+def params(k: int = 16, c_scale: float = 1.0, minmax: bool = False) -> np.ndarray:
+    """The search's parameter vector, as ``BatchedSearch`` builds it from its config."""
+    config = MCTSConfig(root="gumbel", gumbel_k=k, c_scale=c_scale,
+                        q_normalisation="minmax" if minmax else "range")
+    return BatchedSearch(HashEvaluator(5), config).params
 
 
 # --- sequential halving ----------------------------------------------------------
@@ -261,7 +264,8 @@ O . O . O
 # --- toy trees against the reference ------------------------------------------------
 
 
-def test_root_decision_on_random_toy_trees_equals_the_reference():
+@pytest.mark.parametrize("minmax", [False, True])
+def test_root_decision_on_random_toy_trees_equals_the_reference(minmax):
     rng = np.random.default_rng(0)
     for _ in range(300):
         k = int(rng.integers(1, 12))
@@ -270,23 +274,24 @@ def test_root_decision_on_random_toy_trees_equals_the_reference():
         noise[0] = rng.gumbel(size=k)
         tree = toy_tree(prior, visits, qmean, raw)
         improved = np.zeros(k)
-        move = G.root_decision(tree, 0, noise, params(), improved)
+        move = G.root_decision(tree, 0, noise, params(minmax=minmax), improved)
         qsum = [float(tree.value[0, 1 + i]) for i in range(k)]
-        sigma, _ = ref_sigma(prior, visits.tolist(), qsum, raw)
+        sigma, _ = ref_sigma(prior, visits.tolist(), qsum, raw, minmax=minmax)
         assert move == ref_root_choice(noise[0], prior, sigma, visits.tolist(), visits.max())
         np.testing.assert_allclose(improved, ref_improved(prior, sigma), rtol=1e-9, atol=1e-12)
 
 
-def test_interior_choice_on_random_toy_trees_equals_the_reference():
+@pytest.mark.parametrize("minmax", [False, True])
+def test_interior_choice_on_random_toy_trees_equals_the_reference(minmax):
     rng = np.random.default_rng(1)
     for _ in range(300):
         k = int(rng.integers(1, 12))
         prior, visits, qmean, raw = random_toy(rng, k)
         c_scale = float(rng.choice([0.1, 1.0, 3.0]))
         tree = toy_tree(prior, visits, qmean, raw)
-        child = G.interior_child(tree, 0, T.ROOT, 50.0, c_scale)
+        child = G.interior_child(tree, 0, T.ROOT, params(c_scale=c_scale, minmax=minmax))
         qsum = [float(tree.value[0, 1 + i]) for i in range(k)]
-        sigma, _ = ref_sigma(prior, visits.tolist(), qsum, raw, c_scale=c_scale)
+        sigma, _ = ref_sigma(prior, visits.tolist(), qsum, raw, c_scale=c_scale, minmax=minmax)
         assert child - 1 == ref_interior_choice(prior, sigma, visits.tolist())
 
 
@@ -307,7 +312,8 @@ def test_root_choice_follows_the_schedule_on_a_known_toy_tree():
     assert expected in (1, 2) and child - 1 == expected
 
 
-def test_the_improved_policy_is_worth_at_least_the_prior_on_random_trees():
+@pytest.mark.parametrize("minmax", [False, True])
+def test_the_improved_policy_is_worth_at_least_the_prior_on_random_trees(minmax):
     # Paper, section 4: softmax(logits + sigma(completed Q)) never has a lower
     # completed-Q value than the prior, since sigma is increasing in Q.
     rng = np.random.default_rng(2)
@@ -317,7 +323,7 @@ def test_the_improved_policy_is_worth_at_least_the_prior_on_random_trees():
         prior, visits, qmean, raw = random_toy(rng, k)
         tree = toy_tree(prior, visits, qmean, raw)
         improved = np.zeros(k)
-        G.root_decision(tree, 0, np.zeros((1, k), np.float32), params(), improved)
+        G.root_decision(tree, 0, np.zeros((1, k), np.float32), params(minmax=minmax), improved)
         qsum = [float(tree.value[0, 1 + i]) for i in range(k)]
         _, completed = ref_sigma(prior, visits.tolist(), qsum, raw)
         policy = prior / prior.sum(dtype=np.float64)  # float32 sums miss 1 by ~1e-8
@@ -340,7 +346,7 @@ def test_with_a_budget_covering_every_move_the_move_maximises_g_plus_logits_plus
         assert legal.size == 25 and (result.visits[legal] == 1).all()
         noise = search.slots.noise[0, legal]  # the Gumbel sample this search drew
         q, prior = result.q[legal].astype(np.float64), result.prior[legal]
-        sigma = (50.0 + 1) * (q - q.min()) / (q.max() - q.min())
+        sigma = (50.0 + 1) * (q + 1) / 2  # completed Q = Q: every move was visited
         score = noise + np.log(prior) + sigma
         assert result.best_move == legal[np.argmax(score)]
         improved = np.exp(np.log(prior) + sigma - (np.log(prior) + sigma).max())
@@ -348,19 +354,21 @@ def test_with_a_budget_covering_every_move_the_move_maximises_g_plus_logits_plus
                                    rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize(("seed", "n", "k", "moves"), [
-    (0, 8, 4, 0), (1, 16, 16, 3), (2, 50, 8, 6), (3, 30, 2, 9), (4, 64, 16, 12),
+@pytest.mark.parametrize(("seed", "n", "k", "moves", "minmax"), [
+    (0, 8, 4, 0, False), (1, 16, 16, 3, False), (2, 50, 8, 6, False), (3, 30, 2, 9, False),
+    (4, 64, 16, 12, False), (5, 16, 16, 0, True), (6, 50, 8, 6, True), (7, 64, 16, 12, True),
 ])
-def test_the_search_equals_the_slow_reference_on_real_positions(seed, n, k, moves):
+def test_the_search_equals_the_slow_reference_on_real_positions(seed, n, k, moves, minmax):
     rng = np.random.default_rng(seed)
     game = Game(5, 0.5)
     for _ in range(moves):
         game.play(int(rng.choice(np.flatnonzero(game.legal_moves()[:-1]))))
     evaluator = HashEvaluator(5)
-    config = MCTSConfig(playouts=n, root="gumbel", gumbel_k=k, add_noise=True, pass_rule="free")
+    config = MCTSConfig(playouts=n, root="gumbel", gumbel_k=k, add_noise=True, pass_rule="free",
+                        q_normalisation="minmax" if minmax else "range")
     search = BatchedSearch(evaluator, config, seed=seed)
     result = search.search([game])[0]
-    visits, move, improved = ref_search(game, evaluator, search.slots.noise[0], n, k)
+    visits, move, improved = ref_search(game, evaluator, search.slots.noise[0], n, k, minmax)
     np.testing.assert_array_equal(result.visits, visits)
     assert result.best_move == move
     np.testing.assert_allclose(result.improved_policy, improved, rtol=1e-5, atol=1e-7)

@@ -67,6 +67,7 @@ def _params(config: MCTSConfig) -> np.ndarray:
     params[T.GUMBEL_K] = config.gumbel_k
     params[T.C_VISIT] = config.c_visit
     params[T.C_SCALE] = config.c_scale
+    params[T.Q_MINMAX] = config.q_normalisation == "minmax"
     return params
 
 

@@ -14,6 +14,7 @@ VALUE_CONVENTIONS = ("tanh", "sigmoid")
 FORWARD_MODES = ("function", "predict_on_batch")
 PASS_RULES = ("finished", "free")
 ROOT_RULES = ("puct", "gumbel")
+Q_NORMALISATIONS = ("range", "minmax")
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,11 @@ class MCTSConfig:
     # most gumbel_k root moves and sequential halving of the budget among
     # them, the deterministic non-root rule, the sequential-halving winner as
     # the move and the completed-Q improved policy as the training target.
-    # Completed Q values are scaled by (c_visit + max visits) * c_scale.
+    # Completed Q values are mapped to [0, 1] and scaled by (c_visit + max
+    # visits) * c_scale. q_normalisation "range": by the value range [-1, 1]
+    # (the paper's c_scale = 1 for board games); "minmax": by the min and max
+    # over the node's children (mctx's default, meant for c_scale ~ 0.1: with
+    # c_scale = 1 any Q difference becomes a 50-logit gap).
     # There, add_noise means Gumbel noise on every search (full or fast: it is
     # how self-play explores, so temperature and Dirichlet noise are unused),
     # and each search starts from a fresh tree (the halving schedule counts
@@ -84,12 +89,17 @@ class MCTSConfig:
     gumbel_k: int = 16
     c_visit: float = 50.0
     c_scale: float = 1.0
+    q_normalisation: str = "range"
 
     def __post_init__(self) -> None:
         if self.pass_rule not in PASS_RULES:
             raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {self.pass_rule!r}")
         if self.root not in ROOT_RULES:
             raise ValueError(f"root must be one of {ROOT_RULES}, got {self.root!r}")
+        if self.q_normalisation not in Q_NORMALISATIONS:
+            raise ValueError(
+                f"q_normalisation must be one of {Q_NORMALISATIONS}, got {self.q_normalisation!r}"
+            )
         if self.gumbel_k < 1:
             raise ValueError(f"gumbel_k must be >= 1, got {self.gumbel_k}")
         if self.c_visit < 0 or self.c_scale < 0:

@@ -7,8 +7,10 @@ pieces, all read off one node's children in the batched tree:
 - **Completed Q.** A child's Q is its mean value, or the node's *mixed value*
   when it was never visited (the network value blended with the visited
   children's prior-weighted Q, paper appendix D). The completed values are
-  rescaled to [0, 1] by their min and max over the node's children and scaled
-  by ``sigma = (c_visit + max visits) * c_scale``.
+  mapped to [0, 1], by the value range [-1, 1] (default) or by their min and
+  max over the node's children (``q_normalisation = "minmax"``, DeepMind
+  ``mctx``'s rescaling), and scaled by ``(c_visit + max visits) * c_scale``:
+  that is ``sigma(completed Q)``.
 - **Root: Gumbel-top-k and sequential halving.** With Gumbel noise ``g`` per
   move, the root visits the children whose visit count equals the one the
   halving schedule (:func:`considered_visits`) gives for the current
@@ -27,9 +29,8 @@ pieces, all read off one node's children in the batched tree:
 In-flight descents (several leaves per game per network call) count as
 visits for the schedule and the non-root rule, so parallel descents spread
 out as they would one after another; Q uses completed visits only. The
-completed Q values are normalised over the node's legal children (the tree
-holds no others), where DeepMind's ``mctx`` also counts the illegal actions'
-completed values.
+min-max normalisation runs over the node's legal children (the tree holds no
+others), where ``mctx`` also counts the illegal actions' completed values.
 """
 
 from __future__ import annotations
@@ -86,12 +87,14 @@ def completed_q(t, g, child, mixed):
 
 
 @njit(**HOT)
-def sigma_terms(t, g, node, c_visit, c_scale):
-    """(mixed value, lowest completed Q, scale) of ``node``'s children.
+def sigma_terms(t, g, node, params):
+    """(mixed value, low, scale) of ``node``'s children.
 
     ``sigma(c) = (completed_q(c) - low) * scale`` with ``scale = (c_visit +
-    max visits) * c_scale / (high - low)``: the completed values rescaled to
-    [0, 1], times the paper's visit factor. The mixed value is
+    max visits) * c_scale / (high - low)``: the completed values mapped to
+    [0, 1], times the paper's visit factor. ``low, high`` are the value range
+    -1, 1, or with ``params[Q_MINMAX]`` the extreme completed values among
+    the children. The mixed value is
     ``(raw + N * sum_visited(p q) / sum_visited(p)) / (N + 1)`` with N the
     children's total visits (appendix D).
     """
@@ -111,13 +114,15 @@ def sigma_terms(t, g, node, c_visit, c_scale):
             weighted += p * t.value[g, c] / visits
     raw = t.raw[g, node]
     mixed = raw if total == 0 else (raw + total * weighted / mass) / (total + 1)
-    low = np.inf
-    high = -np.inf
-    for c in range(f, f + count):
-        q = completed_q(t, g, c, mixed)
-        low = min(low, q)
-        high = max(high, q)
-    return mixed, low, (c_visit + most) * c_scale / max(high - low, Q_RANGE_FLOOR)
+    low, high = -1.0, 1.0
+    if params[T.Q_MINMAX]:
+        low, high = np.inf, -np.inf
+        for c in range(f, f + count):
+            q = completed_q(t, g, c, mixed)
+            low = min(low, q)
+            high = max(high, q)
+    visit_factor = (params[T.C_VISIT] + most) * params[T.C_SCALE]
+    return mixed, low, visit_factor / max(high - low, Q_RANGE_FLOOR)
 
 
 @njit(**HOT)
@@ -129,12 +134,12 @@ def improved_logit(t, g, child, mixed, low, scale):
 
 
 @njit(**HOT)
-def root_child(t, g, noise, c_visit, c_scale, considered):
+def root_child(t, g, noise, params, considered):
     """The root child to visit: among children with ``considered`` visits (in
     flight included), the best ``g + log prior +
     sigma(completed Q)``. Children off the schedule are the fallback."""
     f = t.first[g, T.ROOT]
-    mixed, low, scale = sigma_terms(t, g, T.ROOT, c_visit, c_scale)
+    mixed, low, scale = sigma_terms(t, g, T.ROOT, params)
     best = -1
     best_score = -np.inf
     fallback = f
@@ -151,12 +156,12 @@ def root_child(t, g, noise, c_visit, c_scale, considered):
 
 
 @njit(**HOT)
-def interior_child(t, g, node, c_visit, c_scale):
+def interior_child(t, g, node, params):
     """The deterministic non-root rule (paper section 5): the child maximising
     ``improved policy - visits / (1 + total visits)``."""
     f = t.first[g, node]
     count = t.count[g, node]
-    mixed, low, scale = sigma_terms(t, g, node, c_visit, c_scale)
+    mixed, low, scale = sigma_terms(t, g, node, params)
     top = -np.inf
     total_visits = 0
     for c in range(f, f + count):
@@ -179,10 +184,8 @@ def interior_child(t, g, node, c_visit, c_scale):
 @njit(**HOT)
 def select_child(t, g, node, params, noise, budget):
     """Gumbel AlphaZero's child of ``node`` for a simulation of a ``budget``-simulation search."""
-    c_visit = params[T.C_VISIT]
-    c_scale = params[T.C_SCALE]
     if node != T.ROOT:
-        return interior_child(t, g, node, c_visit, c_scale)
+        return interior_child(t, g, node, params)
     f = t.first[g, T.ROOT]
     m = min(int(params[T.GUMBEL_K]), t.count[g, T.ROOT])
     done = 0
@@ -190,7 +193,7 @@ def select_child(t, g, node, params, noise, budget):
         done += t.visits[g, c] + t.inflight[g, c]
     index = min(done, max(budget, 1) - 1)
     considered = considered_visits(m, max(budget, 1), index)
-    return root_child(t, g, noise, c_visit, c_scale, considered)
+    return root_child(t, g, noise, params, considered)
 
 
 @njit(cache=True)
@@ -207,13 +210,11 @@ def root_decision(t, g, noise, params, policy):
     if f < 0:
         return -1
     count = t.count[g, T.ROOT]
-    c_visit = params[T.C_VISIT]
-    c_scale = params[T.C_SCALE]
     most = 0
     for c in range(f, f + count):
         most = max(most, t.visits[g, c])
-    child = root_child(t, g, noise, c_visit, c_scale, most)
-    mixed, low, scale = sigma_terms(t, g, T.ROOT, c_visit, c_scale)
+    child = root_child(t, g, noise, params, most)
+    mixed, low, scale = sigma_terms(t, g, T.ROOT, params)
     top = -np.inf
     for c in range(f, f + count):
         top = max(top, improved_logit(t, g, c, mixed, low, scale))
