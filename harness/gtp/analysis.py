@@ -61,12 +61,12 @@ def parse_analyze_args(args: list[str]) -> AnalyzeRequest:
     values: dict[str, str] = {}
     if words and _is_number(words[0]):
         values["interval"] = words.pop(0)
-    if len(words) % 2:
-        raise AnalyzeError(f"syntax error: key {words[-1]!r} has no value")
-    for key, value in zip(words[::2], words[1::2], strict=True):
+    for key in words[::2]:
         if key not in ("interval", "minmoves", "maxmoves", "ownership"):
             raise AnalyzeError(f"unsupported analysis option {key!r}")
-        values[key] = value
+    if len(words) % 2:
+        raise AnalyzeError(f"syntax error: key {words[-1]!r} has no value")
+    values.update(zip(words[::2], words[1::2], strict=True))
     ownership = values.get("ownership", "false").lower()
     if ownership not in ("true", "false"):
         raise AnalyzeError("syntax error: ownership must be true or false")

@@ -55,5 +55,6 @@ def ownership_gfx(ownership: np.ndarray, to_play: int, size: int) -> str:
     black = np.clip(np.asarray(ownership, np.float64), -1.0, 1.0)
     if to_play != BLACK:
         black = -black
+    black = black + 0.0  # no "-0.00" for a point nobody owns
     pairs = " ".join(f"{point_to_gtp(p, size)} {black[p]:.2f}" for p in range(size * size))
     return f"INFLUENCE {pairs}\nTEXT black area margin {black.sum():+.1f} (before komi)"
