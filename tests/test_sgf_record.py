@@ -111,7 +111,9 @@ def test_komi_x100_in_a_fox_file():
 )
 def test_every_result_form(re_text, expected):
     assert read_result(re_text) == expected
-    record = one(f"(;GM[1]SZ[9]RE[{re_text}];B[ee])".encode())
+    # 20 moves: long enough not to count as abandoned (see test_bad_input_sgf.py).
+    moves = "".join(f";{'BW'[i % 2]}[{chr(97 + i % 9)}{chr(97 + i // 9)}]" for i in range(20))
+    record = one(f"(;GM[1]SZ[9]RE[{re_text}]{moves})".encode())
     assert record.result == expected
 
 

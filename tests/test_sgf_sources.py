@@ -89,9 +89,13 @@ def test_tar_archives(tmp_path, name, mode):
     path = tmp_path / name
     path.write_bytes(tar_bytes(members, mode))
     records = list(iter_records(path))
-    assert len(records) == 13 and all(r.ok for r in records)
+    # A member that is not a game file is not read, but says so in the rejects.
+    assert records[1].source == f"{path}!dir/README.txt"
+    assert records[1].reject == "not a game file by its name 'dir/README.txt' (not read)"
+    games = records[:1] + records[2:]
+    assert len(games) == 13 and all(r.ok for r in games)
     assert records[0].source == f"{path}!dir/one.sgf"
-    assert records[1].source == f"{path}!dir/many.sgf.gz" and records[12].index == 11
+    assert records[2].source == f"{path}!dir/many.sgf.gz" and records[13].index == 11
 
 
 def test_zip_archive_with_compressed_members(tmp_path):
@@ -100,7 +104,8 @@ def test_zip_archive_with_compressed_members(tmp_path):
         zip_bytes({"x/one.SGF": SINGLE, "x/many.sgf.xz": lzma.compress(GAMES), "x/notes.md": b""})
     )
     records = list(iter_records(path))
-    assert len(records) == 13 and all(r.ok for r in records)
+    assert records[-1].reject == "not a game file by its name 'x/notes.md' (not read)"
+    assert len(records) == 14 and all(r.ok for r in records[:-1])
     assert records[0].source == f"{path}!x/one.SGF"
 
 

@@ -64,8 +64,9 @@ def convert_record(record, settings: ConvertSettings) -> Outcome:
     try:
         return _convert(record, settings)
     except Exception as exc:  # a bug or an odd record must not end a long ingest
-        reason = " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
-        return Outcome(record.source, record.index, "rejected", f"internal error: {reason}")
+        from harness.sgf.record import exception_reason
+
+        return Outcome(record.source, record.index, "rejected", exception_reason(exc))
 
 
 def _reject(record, reason: str) -> Outcome:

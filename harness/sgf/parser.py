@@ -195,11 +195,19 @@ class GameSplitter:
 
     ``max_game_bytes`` bounds memory: a game that grows past it is reported
     (as an ``OversizedGame``) and skipped.
+
+    An open game is rescanned from its start when more data arrives, so a
+    rescan waits until the held data has doubled (or would pass the limit):
+    fed in small chunks, a big game then costs a constant number of scans per
+    byte instead of one per chunk, and chunks are joined once per scan.
     """
 
     def __init__(self, max_game_bytes: int = 64 << 20, batch: int = 4096):
         self.max_game_bytes = max_game_bytes
         self._buf = b""
+        self._fed: list[bytes] = []  # chunks not yet joined to _buf
+        self._fed_bytes = 0
+        self._scan_at = 0  # held bytes at which the next scan is worth it
         self._base = 0  # stream offset of self._buf[0]
         self._resync = False  # after skipping data: wait for a root node
         self._starts = np.empty(batch, np.int64)
@@ -208,7 +216,10 @@ class GameSplitter:
         self._status = np.empty(batch, np.int8)
 
     def feed(self, chunk: bytes) -> list[GameBytes | OversizedGame]:
-        self._buf = self._buf + chunk if self._buf else bytes(chunk)
+        self._fed.append(bytes(chunk))
+        self._fed_bytes += len(chunk)
+        if self.pending_bytes < self._scan_at:
+            return []
         return self._scan(final=False)
 
     def finish(self) -> list[GameBytes | OversizedGame]:
@@ -218,10 +229,16 @@ class GameSplitter:
 
     @property
     def pending_bytes(self) -> int:
-        return len(self._buf)
+        return len(self._buf) + self._fed_bytes
+
+    def _join(self) -> bytes:
+        if self._fed:
+            self._buf = b"".join([self._buf, *self._fed])
+            self._fed, self._fed_bytes = [], 0
+        return self._buf
 
     def _scan(self, final: bool) -> list[GameBytes | OversizedGame]:
-        buf = self._buf
+        buf = self._join()
         arr = np.frombuffer(buf, np.uint8)
         out: list[GameBytes | OversizedGame] = []
         pos = 0
@@ -250,9 +267,11 @@ class GameSplitter:
             # root node: the dropped game's variations must not pass for games.
             out.append(OversizedGame(self._base + pos, self.max_game_bytes))
             self._buf, self._base, self._resync = b"", self._base + len(buf), True
+            self._scan_at = 0
             return out
         self._buf = buf[pos:]
         self._base += pos
+        self._scan_at = min(2 * rest, self.max_game_bytes + 1)
         return out
 
 
@@ -279,10 +298,19 @@ def split_games(data: bytes) -> list[GameBytes]:
 # one token instead of three), a property (identifier + all its bracketed
 # values), a node separator, a nesting "(" or anything else (a syntax error).
 # Whitespace between tokens is skipped by findall. The value pattern is the
-# unrolled form of (?:[^\]\\]|\\.)*, which does not backtrack on long comments.
+# unrolled form of (?:[^\]\\]|\\.)*.
+#
+# Linear time on every input, which takes two things: possessive quantifiers
+# (``++``, ``*+``: nothing is given back, so a failed match costs what it
+# read), and junk tokens that swallow whatever a failed property attempt read
+# -- a whole run of letters, or an identifier whose value never closes (it can
+# only fail by reaching the end of the data) together with the rest of the
+# data. Otherwise each of n letters, or each ``x[`` inside an unclosed comment,
+# would start an O(n) attempt of its own: O(n^2) in all.
 _TOKEN = re.compile(
-    rb";\s*([BW])\s*\[([a-z]{2}|)\](?=\s*(?:[;(]|\Z))"
-    rb"|([A-Za-z]+)\s*((?:\[[^\]\\]*(?:\\.[^\]\\]*)*\]\s*)+)|(;)|(\()|(\S)",
+    rb";\s*+([BW])\s*+\[([a-z]{2}|)\](?=\s*+(?:[;(]|\Z))"
+    rb"|([A-Za-z]++)\s*+((?:\[[^\]\\]*+(?:\\.[^\]\\]*+)*+\]\s*+)++)|(;)|(\()"
+    rb"|([A-Za-z]++\s*+\[.*|[A-Za-z]++|\S)",
     re.S,
 )
 _VALUE = re.compile(rb"\[([^\]\\]*(?:\\.[^\]\\]*)*)\]", re.S)
@@ -368,6 +396,8 @@ def _junk_message(text: bytes, junk: bytes) -> str:
             context = text[at : at + 12]
             if junk.isalpha():
                 return f"syntax error at byte {at}: property {_show(context)} has no value"
+            if junk[:1].isalpha():
+                return f"syntax error at byte {at}: the value of {_show(context)} never closes"
             return f"syntax error at byte {at}: unexpected {_show(context)}"
     return "syntax error"
 

@@ -9,11 +9,22 @@ Conventions (also what the writer produces):
   multiplied by 100 (``KM[650]`` is 6.5); a value of 100 or more in size is
   read that way. A komi with a quarter point (``3.75`` from ``KM[375]`` under
   Chinese rules) is a count in stones (zi), as Chinese rules state it, and is
-  doubled to points: 3.75 stones is the usual 7.5 points. Missing komi is 0.
+  doubled to points: 3.75 stones is the usual 7.5 points. Without ``KM`` a
+  root ``KO`` (an old spelling) is read the same way; missing komi is 0. A komi
+  that is not a finite number of at most ``size*size`` points rejects the game.
+- Handicap (``HA``): an integer from 0 to ``size*size``. A value with a
+  fraction is a komi written in the wrong property (``HA[7.5]``, The 1st World
+  AI Go Open 2017): handicap 0, and the value is the komi unless ``KM``/``KO``
+  gave a non-zero one. Anything else (``HA[`` and thousands of digits) rejects
+  the game with a reason.
 - Results go through :func:`harness.game.result.parse_result`, after two
   corrections real files need: a bare ``B``/``W`` and a winner with a zero
   margin (``W+0.0``, 97 Fox games with a half-point komi, so no draw) both
-  mean "this side won, margin unknown".
+  mean "this side won, margin unknown" -- unless the game stopped before
+  ``size*size // 4`` moves (90 on 19x19): that is an abandoned game (a Fox
+  ``RE[B+0.0]`` after 13 moves), whose winner says nothing about the
+  positions, so its result is unknown and it is kept policy-only.
+  A result text longer than ``MAX_RESULT_CHARS`` is no result (unknown).
 - Setup stones (``AB``/``AW``/``AE``) before the first move — in the root or
   in later nodes, as handicap stones often are — are merged, in order, into
   ``setup_black``/``setup_white``/``setup_empty``. Setup after moves have
@@ -25,6 +36,7 @@ Conventions (also what the writer produces):
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -100,10 +112,9 @@ _NUMBER = re.compile(r"[-+]?\d+(?:[.,]\d*)?|[-+]?[.,]\d+")
 
 def normalise_komi(text: str) -> float:
     """Komi in points from a ``KM`` value (see the module docstring for the rule)."""
-    found = _NUMBER.search(text)
-    if not found:
+    komi = _number(text)
+    if komi is None:
         return 0.0
-    komi = float(found.group().replace(",", "."))
     if abs(komi) >= 100:
         komi /= 100.0
     if (komi * 4) % 2 == 1:  # x.25 or x.75: stones (zi), not points
@@ -111,12 +122,17 @@ def normalise_komi(text: str) -> float:
     return komi
 
 
-_BARE_WINNER = re.compile(r"^\s*([BW])\s*(?:\+\s*0*(?:\.0*)?)?\s*$", re.IGNORECASE)
+# Possessive quantifiers: two adjacent ``\s*`` would otherwise backtrack
+# quadratically on a long run of spaces.
+_BARE_WINNER = re.compile(r"^\s*+([BW])\s*+(?:\+\s*+0*+(?:\.0*+)?)?\s*+$", re.IGNORECASE)
+MAX_RESULT_CHARS = 100  # the longest real RE is "W+Resign (time)" sized; no regex sees more
 
 
 def read_result(text: str | None) -> GameResult:
     """``parse_result`` plus the bare-winner forms real files use (see module doc)."""
     if text is not None:
+        if len(text) > MAX_RESULT_CHARS:
+            return UNKNOWN
         bare = _BARE_WINNER.match(text)
         if bare:
             winner = BLACK if bare.group(1).upper() == "B" else WHITE
@@ -182,14 +198,41 @@ def read_points(group: bytes, size: int, what: str) -> list[int]:
     return points
 
 
-def _int(text: str) -> int:
-    found = re.search(r"-?\d+", text)
-    return int(found.group()) if found else 0
+def abandoned_moves(size: int) -> int:
+    """Moves below which a zero-margin win is an abandoned game (see the module doc)."""
+    return size * size // 4
+
+
+def _number(text: str) -> float | None:
+    """The first number in ``text`` (``,`` read as ``.``), None if there is none.
+
+    ``float`` rather than ``int``: Python refuses ``int`` of a string over
+    4,300 digits, while ``float`` turns it into ``inf`` for the caller to refuse.
+    """
+    found = _NUMBER.search(text)
+    return float(found.group().replace(",", ".")) if found else None
+
+
+def read_handicap(text: str, size: int) -> tuple[int, float | None]:
+    """(handicap, komi written in HA or None) from an ``HA`` value (see the module doc)."""
+    value = _number(text)
+    if value is None:
+        return 0, None
+    if math.isfinite(value) and value != int(value):
+        return 0, normalise_komi(text)
+    if not (math.isfinite(value) and 0 <= value <= size * size):
+        raise RecordError(f"bad handicap HA[{_clip(text)}]")
+    return int(value), None
+
+
+def _clip(text: str, limit: int = 20) -> str:
+    return text[:limit] + ("..." if len(text) > limit else "")
 
 
 # --- nodes -> record -------------------------------------------------------------
 
 _INFO = {b"KM", b"HA", b"RE", b"PB", b"PW", b"BR", b"WR", b"DT", b"RU"}
+_ROOT_INFO = {b"KO"}  # KO is also a move property ("play this illegal move")
 _TEXT_FIELDS = {
     b"PB": "black",
     b"PW": "white",
@@ -294,7 +337,7 @@ def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: by
                     _points_of(events[-1], color).extend(points)
             elif ident == b"C":
                 comment = group
-            elif ident in _INFO:
+            elif ident in _INFO or (node == 0 and ident in _ROOT_INFO):
                 info.setdefault(ident, group)
             elif node == 0 and ident and ident not in _SKIP_ROOT:
                 record.properties.setdefault(ident.decode("ascii"), _text(group, charset))
@@ -315,14 +358,31 @@ def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: by
             setattr(record, attr, _text(info[ident], charset).strip())
     if b"RU" in info:
         record.rules = _text(info[b"RU"], charset).strip() or None
-    if b"KM" in info:
-        record.komi = normalise_komi(first_value(info[b"KM"]).decode("latin-1"))
-    if b"HA" in info:
-        record.handicap = _int(first_value(info[b"HA"]).decode("latin-1"))
     if b"RE" in info:
         record.result = read_result(_text(info[b"RE"], charset))
+        won = record.result.kind == "score" and record.result.margin is None
+        if won and record.result.winner and len(moves) < abandoned_moves(size):
+            record.result = UNKNOWN
     if error:
         raise RecordError(error)
+    _read_komi_and_handicap(record, info)
+
+
+def _read_komi_and_handicap(record: GameRecord, info: dict[bytes, bytes]) -> None:
+    """``KM`` (else ``KO``) and ``HA``, as the module docstring says real files mean them."""
+    komi_text = next(
+        (first_value(info[k]).decode("latin-1") for k in (b"KM", b"KO") if k in info), ""
+    )
+    komi = normalise_komi(komi_text)
+    if b"HA" in info:
+        record.handicap, ha_komi = read_handicap(
+            first_value(info[b"HA"]).decode("latin-1"), record.size
+        )
+        if ha_komi is not None and komi == 0:
+            komi = ha_komi
+    if not (math.isfinite(komi) and abs(komi) <= record.size * record.size):
+        raise RecordError(f"bad komi {_clip(komi_text)!r}")
+    record.komi = komi
 
 
 def _comment(record, group, node, charset, keep_comments) -> None:
@@ -350,6 +410,24 @@ def _text(group: bytes, charset: str | None) -> str:
 
 
 # --- bytes -> records ------------------------------------------------------------
+
+
+def exception_reason(exc: BaseException) -> str:
+    """A reject reason for an unexpected exception: its type and first 300 characters.
+
+    The last net under every record: the root causes are fixed where they are
+    found, but a record the reader never anticipated must cost that record,
+    never the run, and still say what went wrong.
+    """
+    return "internal error: " + " ".join(f"{type(exc).__name__}: {exc}".split())[:300]
+
+
+def guarded_record(source: str, index: int, make, *args, **kwargs) -> GameRecord:
+    """``make(*args, **kwargs)``, or a rejected record if it raises anything."""
+    try:
+        return make(*args, **kwargs)
+    except Exception as exc:
+        return GameRecord(source, index, reject=exception_reason(exc))
 
 
 def record_from_game(

@@ -35,7 +35,14 @@ from pathlib import Path, PurePosixPath
 
 from harness.sgf.elf import ELF_KOMI, ELF_SIZE, JsonProblem, iter_json_values, record_from_elf
 from harness.sgf.parser import GameSplitter, OversizedGame
-from harness.sgf.record import GameRecord, looks_binary, no_game_reason, record_from_game
+from harness.sgf.record import (
+    GameRecord,
+    exception_reason,
+    guarded_record,
+    looks_binary,
+    no_game_reason,
+    record_from_game,
+)
 from harness.sgf.streams import (
     SUFFIX_KIND,
     CorruptStream,
@@ -85,9 +92,24 @@ def iter_records(
         path = Path(source)
         if path.is_dir():
             for file in walk(path):
-                yield from read_path(file, options)
+                yield from _guarded(file, options)
         else:
-            yield from read_path(path, options)
+            yield from _guarded(path, options)
+
+
+def _guarded(path: Path, options: ReadOptions) -> Iterator[GameRecord]:
+    """``read_path``, but an unexpected exception ends only this file, as a reject.
+
+    The records yielded before it are kept; the reject takes the next index of
+    the last source seen (a file, or an archive member).
+    """
+    source, index = str(path), 0
+    try:
+        for record in read_path(path, options):
+            source, index = record.source, record.index + 1
+            yield record
+    except Exception as exc:
+        yield GameRecord(source, index, reject=exception_reason(exc))
 
 
 def walk(root: Path) -> Iterator[Path]:
@@ -212,7 +234,9 @@ def _sgf_records(
 def _record(game, label: str, index: int, options: ReadOptions) -> GameRecord:
     if isinstance(game, OversizedGame):
         return GameRecord(label, index, reject=game.problem)
-    return record_from_game(game, label, index, keep_comments=options.keep_comments)
+    return guarded_record(
+        label, index, record_from_game, game, label, index, keep_comments=options.keep_comments
+    )
 
 
 def _json_records(stream: Iterator[bytes], label: str, options: ReadOptions):
@@ -222,8 +246,9 @@ def _json_records(stream: Iterator[bytes], label: str, options: ReadOptions):
             if isinstance(value, JsonProblem):
                 yield GameRecord(label, index, reject=value.reason)
             else:
-                yield record_from_elf(
-                    value, label, index, size=options.elf_size, komi=options.elf_komi
+                yield guarded_record(
+                    label, index, record_from_elf, value, label, index,
+                    size=options.elf_size, komi=options.elf_komi,
                 )
             index += 1
     except (CorruptStream, StreamTooLarge) as exc:
@@ -246,10 +271,24 @@ def unsafe_member_name(name: str) -> bool:
     return ".." in PurePosixPath(norm).parts
 
 
+def _tar_kind_problem(info: tarfile.TarInfo) -> str | None:
+    """Why a tar member that is not a regular file is not read (a reject line, not silence)."""
+    if info.isfile():
+        return None
+    if info.issym() or info.islnk():
+        return f"link member {info.name!r} -> {info.linkname!r} (not followed)"
+    if info.ischr() or info.isblk() or info.isfifo():
+        return f"device or pipe member {info.name!r} (not read)"
+    return f"special member {info.name!r} of tar type {info.type!r} (not read)"
+
+
 def _member_problem(name: str, declared: int | None, options: ReadOptions) -> str | None:
     if unsafe_member_name(name):
         return f"unsafe member name {name!r} (not read)"
-    if content_kind(name) in ("zip", "tar"):
+    kind = content_kind(name)
+    if kind is None:
+        return f"not a game file by its name {name!r} (not read)"
+    if kind in ("zip", "tar"):
         return "nested archive (not read)"
     if declared is not None and declared > options.max_member_bytes:
         return f"member of {declared:,} bytes exceeds the {options.max_member_bytes:,} byte limit"
@@ -265,7 +304,7 @@ def _read_zip(raw, label: str, options: ReadOptions) -> Iterator[GameRecord]:
         return
     with archive:
         for info in members:
-            if info.is_dir() or content_kind(info.filename) is None:
+            if info.is_dir():
                 continue
             member = f"{label}!{info.filename}"
             problem = _member_problem(info.filename, info.file_size, options)
@@ -290,10 +329,10 @@ def _read_tar(raw, label: str, options: ReadOptions) -> Iterator[GameRecord]:
         with tarfile.open(fileobj=raw, mode="r|*") as archive:
             for info in archive:
                 last = info.name
-                if not info.isfile() or content_kind(info.name) is None:
+                if info.isdir():
                     continue
                 member = f"{label}!{info.name}"
-                problem = _member_problem(info.name, info.size, options)
+                problem = _tar_kind_problem(info) or _member_problem(info.name, info.size, options)
                 if problem:
                     yield GameRecord(member, 0, reject=problem)
                     continue

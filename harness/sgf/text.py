@@ -29,11 +29,11 @@ _SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "euc_cn": "gb18030", "ascii
 @lru_cache(maxsize=64)
 def normalise_charset(declared: str | None) -> str | None:
     """Python codec name for an SGF ``CA`` value, or None if unknown/absent."""
-    if not declared:
-        return None
+    if not declared or "\0" in declared or len(declared) > 64:
+        return None  # codecs.lookup raises ValueError on a NUL; no codec name is that long
     try:
         name = codecs.lookup(declared.strip()).name
-    except LookupError:
+    except (LookupError, ValueError):
         return None
     return _SUPERSETS.get(name.replace("-", "_"), name)
 
@@ -45,7 +45,7 @@ def decode_text(raw: bytes, charset: str | None = None) -> str:
     if charset and charset != "utf-8":
         try:
             return raw.decode(charset)
-        except (UnicodeDecodeError, LookupError):
+        except (ValueError, LookupError):  # UnicodeError too: idna, punycode
             pass
     try:
         return raw.decode("utf-8")
