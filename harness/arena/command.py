@@ -107,8 +107,7 @@ def stopping_report(config) -> str:
 
     ranking = readable_ranking(pd.read_csv(f"{config.out}/ranking.csv"))
     keep = [c for c in ranking.columns if not c.startswith(("Elo s.e.", "sequential"))]
-    cells = ranking[keep].astype(object)
-    lines = [format_table(keep, cells.where(cells.notna(), "").values.tolist())]
+    lines = [format_table(keep, ranking[keep].values.tolist())]
     summary = json.loads(Path(config.out, "summary.json").read_text())
     if summary.get("unresolved"):
         pairs = ", ".join(f"{a} > {b} ({100 * p:.1f}%, {n} games)"

@@ -142,18 +142,19 @@ def readable(frame: pd.DataFrame, columns: dict[str, tuple[str, int | None]]) ->
     Elo in whole points, and no float noise (an anchor at -5.8e-14 shows 0).
 
     ``columns`` maps a column to its header and its decimals (None: as is);
-    columns it does not name are dropped.
+    columns it does not name are dropped. Numbers become fixed-point text, so
+    every printer (Markdown, HTML, the terminal, the report) shows the same.
     """
+    from harness.stats.numbers import fmt_number
+
     out = {}
     for key, (header, digits) in columns.items():
         if key not in frame:
             continue
         values = frame[key]
         if digits is not None:
-            values = values.astype(float) * (100.0 if key in PERCENT_COLUMNS else 1.0)
-            values = values.round(digits) + 0.0  # + 0.0 turns -0.0 into 0.0
-            if digits == 0:
-                values = values.astype("Int64")
+            scale = 100.0 if key in PERCENT_COLUMNS else 1.0
+            values = values.map(lambda v, d=digits, k=scale: fmt_number(float(v) * k, d))
         out[header] = values
     return pd.DataFrame(out)
 
@@ -165,7 +166,9 @@ def readable_ranking(frame: pd.DataFrame) -> pd.DataFrame:
 def readable_matrix(frame: pd.DataFrame, what: str) -> pd.DataFrame:
     """A player-by-player matrix of fractions in whole percent; ``what`` names the
     cells and their unit in the corner header."""
-    out = (frame.astype(float) * 100).round(0).astype("Int64")
+    from harness.stats.numbers import fmt_number
+
+    out = frame.map(lambda v: fmt_number(100.0 * float(v), 0))
     out.index.name = what
     return out
 
