@@ -192,12 +192,18 @@ def toy_tree(prior, visits, qmean, raw):
     return tree
 
 
-def random_toy(rng, k: int):
-    prior = rng.dirichlet(np.full(k, 0.5)).astype(np.float32)
-    visits = np.where(rng.random(k) < 0.6, rng.integers(1, 9, k), 0).astype(np.int32)
-    qmean = rng.uniform(-1, 1, k)
-    raw = float(np.float32(rng.uniform(-1, 1)))
-    return prior, visits, qmean, raw
+def random_toys(seed: int, count: int = 300, most: int = 12):
+    """Random root statistics (some children unvisited) and their toy trees:
+    yields (rng, prior, visits, qsum, raw, tree), qsum as the tree stores it."""
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        k = int(rng.integers(1, most))
+        prior = rng.dirichlet(np.full(k, 0.5)).astype(np.float32)
+        visits = np.where(rng.random(k) < 0.6, rng.integers(1, 9, k), 0).astype(np.int32)
+        raw = float(np.float32(rng.uniform(-1, 1)))
+        tree = toy_tree(prior, visits, rng.uniform(-1, 1, k), raw)
+        qsum = [float(tree.value[0, 1 + i]) for i in range(k)]
+        yield rng, prior, visits.tolist(), qsum, raw, tree
 
 
 def params(k: int = 16, c_scale: float = 1.0, minmax: bool = False) -> np.ndarray:
@@ -210,13 +216,18 @@ def params(k: int = 16, c_scale: float = 1.0, minmax: bool = False) -> np.ndarra
 # --- sequential halving ----------------------------------------------------------
 
 
+def ref_allocation(m: int, n: int) -> list[int]:
+    """Visits per considered move after the whole schedule, most first."""
+    counts = [0] * m
+    for considered in ref_schedule(m, n):
+        counts[counts.index(considered)] += 1
+    return sorted(counts, reverse=True)
+
+
 def test_halving_schedule_of_16_moves_and_200_simulations_is_the_papers():
     # floor(200 / (4 * 16)) = 3 visits to 16 moves, then 6 more to 8, 12 more
     # to 4, and the remaining 56 simulations shared by the last 2.
-    counts = np.zeros(16, int)
-    for considered in ref_schedule(16, 200):
-        counts[np.flatnonzero(counts == considered)[0]] += 1
-    assert sorted(counts, reverse=True) == [49, 49, 21, 21, 9, 9, 9, 9] + [3] * 8
+    assert ref_allocation(16, 200) == [49, 49, 21, 21, 9, 9, 9, 9] + [3] * 8
 
 
 @pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 7, 8, 16, 17, 32])
@@ -253,12 +264,8 @@ O . O . O
     config = MCTSConfig(playouts=20, root="gumbel", gumbel_k=16, add_noise=True, pass_rule="free")
     result = BatchedSearch(HashEvaluator(5), config, seed=1).search([game])[0]
     legal = np.flatnonzero(game.legal_moves())
-    m = legal.size
-    assert m == 7
-    counts = np.zeros(m, int)
-    for considered in ref_schedule(m, 20):
-        counts[np.flatnonzero(counts == considered)[0]] += 1
-    assert sorted(result.visits[legal].tolist()) == sorted(counts.tolist())
+    assert legal.size == 7
+    assert sorted(result.visits[legal].tolist(), reverse=True) == ref_allocation(7, 20)
 
 
 # --- toy trees against the reference ------------------------------------------------
@@ -266,33 +273,22 @@ O . O . O
 
 @pytest.mark.parametrize("minmax", [False, True])
 def test_root_decision_on_random_toy_trees_equals_the_reference(minmax):
-    rng = np.random.default_rng(0)
-    for _ in range(300):
-        k = int(rng.integers(1, 12))
-        prior, visits, qmean, raw = random_toy(rng, k)
-        noise = np.zeros((1, k), np.float32)
-        noise[0] = rng.gumbel(size=k)
-        tree = toy_tree(prior, visits, qmean, raw)
-        improved = np.zeros(k)
+    for rng, prior, visits, qsum, raw, tree in random_toys(0):
+        noise = rng.gumbel(size=(1, len(prior))).astype(np.float32)
+        improved = np.zeros(len(prior))
         move = G.root_decision(tree, 0, noise, params(minmax=minmax), improved)
-        qsum = [float(tree.value[0, 1 + i]) for i in range(k)]
-        sigma, _ = ref_sigma(prior, visits.tolist(), qsum, raw, minmax=minmax)
-        assert move == ref_root_choice(noise[0], prior, sigma, visits.tolist(), visits.max())
+        sigma, _ = ref_sigma(prior, visits, qsum, raw, minmax=minmax)
+        assert move == ref_root_choice(noise[0], prior, sigma, visits, max(visits))
         np.testing.assert_allclose(improved, ref_improved(prior, sigma), rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("minmax", [False, True])
 def test_interior_choice_on_random_toy_trees_equals_the_reference(minmax):
-    rng = np.random.default_rng(1)
-    for _ in range(300):
-        k = int(rng.integers(1, 12))
-        prior, visits, qmean, raw = random_toy(rng, k)
+    for rng, prior, visits, qsum, raw, tree in random_toys(1):
         c_scale = float(rng.choice([0.1, 1.0, 3.0]))
-        tree = toy_tree(prior, visits, qmean, raw)
         child = G.interior_child(tree, 0, T.ROOT, params(c_scale=c_scale, minmax=minmax))
-        qsum = [float(tree.value[0, 1 + i]) for i in range(k)]
-        sigma, _ = ref_sigma(prior, visits.tolist(), qsum, raw, c_scale=c_scale, minmax=minmax)
-        assert child - 1 == ref_interior_choice(prior, sigma, visits.tolist())
+        sigma, _ = ref_sigma(prior, visits, qsum, raw, c_scale=c_scale, minmax=minmax)
+        assert child - 1 == ref_interior_choice(prior, sigma, visits)
 
 
 def test_root_choice_follows_the_schedule_on_a_known_toy_tree():
@@ -316,16 +312,12 @@ def test_root_choice_follows_the_schedule_on_a_known_toy_tree():
 def test_the_improved_policy_is_worth_at_least_the_prior_on_random_trees(minmax):
     # Paper, section 4: softmax(logits + sigma(completed Q)) never has a lower
     # completed-Q value than the prior, since sigma is increasing in Q.
-    rng = np.random.default_rng(2)
     gains = []
-    for _ in range(500):
-        k = int(rng.integers(2, 20))
-        prior, visits, qmean, raw = random_toy(rng, k)
-        tree = toy_tree(prior, visits, qmean, raw)
-        improved = np.zeros(k)
-        G.root_decision(tree, 0, np.zeros((1, k), np.float32), params(minmax=minmax), improved)
-        qsum = [float(tree.value[0, 1 + i]) for i in range(k)]
-        _, completed = ref_sigma(prior, visits.tolist(), qsum, raw)
+    for _, prior, visits, qsum, raw, tree in random_toys(2, count=500, most=20):
+        improved = np.zeros(len(prior))
+        noise = np.zeros((1, len(prior)), np.float32)
+        G.root_decision(tree, 0, noise, params(minmax=minmax), improved)
+        _, completed = ref_sigma(prior, visits, qsum, raw)
         policy = prior / prior.sum(dtype=np.float64)  # float32 sums miss 1 by ~1e-8
         gain = float(np.dot(improved, completed) - np.dot(policy, completed))
         assert gain >= -1e-12
