@@ -24,6 +24,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("tournament", "harness.arena.command"),
     ("train", "harness.train.command"),
     ("evaluate", "harness.train.evaluate_command"),
+    ("compare", "harness.train.compare_command"),
     ("plot", "harness.report.plot_command"),
     ("rl", "harness.rl.command"),
     ("rl-report", "harness.rl.report_command"),

@@ -21,9 +21,9 @@ def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str
 
 def _cell(value: object) -> str:
     if isinstance(value, float):
-        if value >= 100:
-            return f"{value:,.0f}"
-        return f"{value:.3g}"
+        from harness.stats import fmt_number
+
+        return fmt_number(value)
     return str(value)
 
 

@@ -69,14 +69,17 @@ class StreamSource:
     def batches(self, batch_size: int, *, seed: int, augment: bool):
         yield from self._stream(batch_size, augment).epoch(seed)
 
+    def rows(self, batch_size: int) -> np.ndarray:
+        """The file rows of an unaugmented pass, in delivery order."""
+        return self._stream(batch_size, False).delivery(0)[0]
+
     def groups(self, batch_size: int) -> np.ndarray:
         """The game of every position of an unaugmented pass, in delivery order.
 
         Intervals resample games, not positions (:mod:`harness.stats`).
         """
-        stream = self._stream(batch_size, False)
-        rows, _ = stream.delivery(0)
-        games = stream.dataset.games
+        rows = self.rows(batch_size)
+        games = self._stream(batch_size, False).dataset.games
         first = np.asarray(games["first"], np.int64)
         order = np.argsort(first, kind="stable")
         return order[np.searchsorted(first[order], rows, side="right") - 1]

@@ -40,11 +40,24 @@ def run_config_for(model: Path):
 def evaluate_checkpoint(model_path: str | Path, data: str | Path, split: str, *,
                         encoder: str = "", batch_size: int = 256, max_samples: int = 0,
                         progress: bool = False) -> dict[str, float | str | int]:
-    """Load, check against the dataset, evaluate. Raises ConfigError (one line)."""
+    """Load, check against the dataset, evaluate: metrics with 95% intervals over games.
+
+    Raises ConfigError (one line).
+    """
+    evaluation, info = evaluate_checkpoint_split(
+        model_path, data, split, encoder=encoder, batch_size=batch_size,
+        max_samples=max_samples, progress=progress)
+    return {**info, **evaluation.with_intervals()}
+
+
+def evaluate_checkpoint_split(model_path: str | Path, data: str | Path, split: str, *,
+                              encoder: str = "", batch_size: int = 256, max_samples: int = 0,
+                              progress: bool = False):
+    """The :class:`~harness.train.evaluation.Evaluation` of a checkpoint, and what it ran on."""
     from harness.train.checkpoints import check_compatible, load_checkpoint
     from harness.train.config import ConfigError
     from harness.train.dataset_source import open_split, read_dataset_meta
-    from harness.train.evaluation import evaluate_model, model_value_loss
+    from harness.train.evaluation import evaluate_split, model_value_loss
     from harness.train.preflight import check_encoder
 
     model_path, data = Path(model_path), Path(data)
@@ -65,13 +78,13 @@ def evaluate_checkpoint(model_path: str | Path, data: str | Path, split: str, *,
         weights.update(run_config.loss_weights)
     source = open_split(data, split, enc.name)
     try:
-        metrics = evaluate_model(model, source, value_loss=value_loss, loss_weights=weights,
-                                 batch_size=batch_size, max_samples=max_samples,
-                                 progress=progress)
+        evaluation = evaluate_split(model, source, value_loss=value_loss, loss_weights=weights,
+                                    batch_size=batch_size, max_samples=max_samples,
+                                    progress=progress)
     finally:
         source.close()
-    return {"model": str(model_path), "data": str(data), "split": split, "encoder": enc.name,
-            "value_head": value_loss, **metrics}
+    return evaluation, {"model": str(model_path), "data": str(data), "split": split,
+                        "encoder": enc.name, "value_head": value_loss}
 
 
 def run(args: argparse.Namespace) -> int:

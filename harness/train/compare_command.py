@@ -1,0 +1,89 @@
+"""``harness compare MODEL... --data FILE``: paired comparisons on the same positions."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "compare checkpoints on the same positions: intervals, paired differences, Holm p-values"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("models", nargs="+",
+                        help=".keras checkpoints or training run folders (their best.keras)")
+    parser.add_argument("--data", required=True, help="positions file made by harness ingest")
+    parser.add_argument("--split", default="val", help="split to compare on (default val)")
+    parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
+    parser.add_argument("--no-baseline", dest="baseline", action="store_false",
+                        help="leave out the most-frequent-move baseline")
+    parser.add_argument("-o", "--out", help="folder for estimates.csv and pairs.csv")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+
+
+def checkpoint_of(path: str | Path) -> tuple[str, Path]:
+    """A display name and the checkpoint file: a run folder means its best.keras."""
+    path = Path(path)
+    if path.is_dir():
+        return path.name, path / "best.keras"
+    return path.stem, path
+
+
+def compare_checkpoints(models, data, split: str = "val", *, batch_size: int = 256,
+                        reps: int = 2000, baseline: bool = True, progress: bool = False):
+    """``(results, pairs)`` of :mod:`harness.train.compare` for checkpoints on one split."""
+    from harness.train.compare import ModelResult, compare, frequent_move_baseline
+    from harness.train.config import ConfigError
+    from harness.train.dataset_source import open_split
+    from harness.train.evaluate_command import evaluate_checkpoint_split
+
+    results = []
+    encoder = ""
+    for item in models:
+        name, checkpoint = checkpoint_of(item) if not isinstance(item, tuple) else item
+        evaluation, info = evaluate_checkpoint_split(checkpoint, data, split,
+                                                     batch_size=batch_size, progress=progress)
+        encoder = info["encoder"]
+        results.append(ModelResult(name, evaluation.grouped))
+    names = [r.name for r in results]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"two models have the same name: {names}")
+    if baseline:
+        source = open_split(data, split, encoder)
+        try:
+            rows, groups = source.rows(batch_size), source.groups(batch_size)
+        finally:
+            source.close()
+        results.insert(0, frequent_move_baseline(data, split, rows, groups))
+    return results, compare(results, reps=reps)
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.bench.table import format_table, save_table
+    from harness.train.compare import (
+        ESTIMATE_HEADER,
+        PAIR_HEADER,
+        estimate_rows,
+        pair_rows,
+    )
+    from harness.train.config import ConfigError
+
+    try:
+        results, pairs = compare_checkpoints(args.models, args.data, args.split,
+                                             batch_size=args.batch_size, reps=args.reps,
+                                             baseline=args.baseline, progress=not args.quiet)
+    except ConfigError as e:
+        print(f"harness compare: {e}", file=sys.stderr)
+        return 2
+    estimates, differences = estimate_rows(results, args.reps), pair_rows(pairs)
+    print(format_table(ESTIMATE_HEADER, estimates))
+    print()
+    print(format_table(PAIR_HEADER, differences))
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        save_table(ESTIMATE_HEADER, estimates, out / "estimates")
+        save_table(PAIR_HEADER, differences, out / "pairs")
+        print(f"wrote {out / 'estimates.csv'} and {out / 'pairs.csv'} (and .md)")
+    return 0
