@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import io
 import os
-import re
 import threading
 
 import numpy as np
 import pytest
+from sabaki_lines import LZ_KEYS, VERTEX, sabaki_parse
 
 from harness.game.geometry import BLACK, WHITE, gtp_to_point
 from harness.gtp.analysis import (
@@ -34,34 +34,6 @@ from harness.gtp.gogui import analyze_commands, ownership_gfx, policy_gfx
 from harness.players.mcts import MCTSPlayer
 from harness.players.scripted import ScriptedPlayer
 from harness.search.oracle import OracleEvaluator
-
-LZ_KEYS = {"move", "visits", "winrate", "prior", "lcb", "order", "pv"}
-KATA_KEYS = LZ_KEYS | {"scoreLead", "scoreMean"}
-VERTEX = re.compile(r"^(pass|[A-HJ-T]([1-9]|1[0-9]))$")
-
-
-def sabaki_parse(line: str) -> tuple[list[dict], list[float] | None]:
-    """Parse one analysis line as Sabaki does (``src/modules/enginesyncer``):
-    split at ``info``, read key/value pairs, ``pv`` takes the rest; a
-    trailing ``ownership`` block is a list of floats."""
-    ownership = None
-    if " ownership " in f" {line} ":
-        line, _, tail = f" {line} ".partition(" ownership ")
-        ownership = [float(x) for x in tail.split()]
-    variations = []
-    for chunk in line.split("info ")[1:]:
-        words = chunk.split()
-        entry: dict = {}
-        i = 0
-        while i < len(words):
-            key = words[i]
-            if key == "pv":
-                entry["pv"] = words[i + 1 :]
-                break
-            entry[key] = words[i + 1]
-            i += 2
-        variations.append(entry)
-    return variations, ownership
 
 
 def oracle_player(playouts: int = 64) -> MCTSPlayer:
