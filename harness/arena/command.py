@@ -71,7 +71,15 @@ def config_from_args(args: argparse.Namespace):
             raise ConfigError(str(e)) from None
     if "players" not in values:
         raise ConfigError(f"{source}: no players given")
-    return from_mapping(TournamentConfig, values, source)
+    config = from_mapping(TournamentConfig, values, source)
+    from harness.arena.checks import check_game_settings, check_player_specs
+
+    try:
+        check_game_settings(config)
+        check_player_specs(spec for _, spec in config.named_players())
+    except ValueError as e:
+        raise ConfigError(f"{source}: {e}") from None
+    return config
 
 
 def run(args: argparse.Namespace) -> int:
@@ -92,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
     print(stopping_report(config))
     errors = sum(1 for r in rows if r.error)
     print(f"{len(rows)} games ({errors} errors); tables and SGFs in {config.out}/")
-    return 0
+    return 0 if errors < len(rows) else 1  # not one rated game: say so in the exit code
 
 
 def stopping_report(config) -> str:

@@ -52,6 +52,10 @@ class DatagenConfig:
         check_backend(self.backend)
         if self.games < 1:
             raise ValueError("games must be at least 1")
+        from harness.arena.checks import check_game_settings, check_player_specs
+
+        check_game_settings(self)
+        check_player_specs([self.player])
 
     @property
     def games_dir(self) -> Path:

@@ -274,9 +274,33 @@ def _journal_key(config: IngestConfig, sources: list[dict]) -> dict:
     return key
 
 
+def check_config(config: IngestConfig) -> None:
+    """Refuse values that could only give an empty or wrong dataset, before anything is written.
+
+    A board size the rules kernel does not play would reject every game and
+    still write an (empty) dataset with exit 0; a user deserves the reason.
+    """
+    from harness.game.geometry import MAX_SIZE, MIN_SIZE
+
+    if not MIN_SIZE <= config.board_size <= MAX_SIZE:
+        raise IngestError(
+            f"--board-size {config.board_size} unsupported (must be {MIN_SIZE}..{MAX_SIZE})"
+        )
+    for flag, value, low in (
+        ("--min-moves", config.min_moves, 0),
+        ("--workers", config.workers, 0),
+        ("--max-member-bytes", config.max_member_bytes, 1),
+        ("--commit-games", config.commit_games, 1),
+        ("--limit", config.limit, 1),
+    ):
+        if value is not None and value < low:
+            raise IngestError(f"{flag} must be at least {low}, got {value}")
+
+
 def ingest(config: IngestConfig) -> IngestResult:
     """Run (or resume) an ingest; raises :class:`IngestError` for a bad start."""
     start = time.perf_counter()
+    check_config(config)
     output = Path(config.output)
     from harness.distributed.backend import BackendError, check_backend, import_ray
 

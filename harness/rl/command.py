@@ -59,6 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.rl.run import RLRun
 
     try:
+        if config.init and not args.resume:
+            check_init(config)  # before the run directory and its config.json are written
         if config.backend == "ray":
             import_ray()  # before generation 0 is written
         state = RLRun(config).run(resume=args.resume)
@@ -68,3 +70,23 @@ def run(args: argparse.Namespace) -> int:
     print(f"done: {state.generation - 1} generations, {state.games_total} games, "
           f"best network {config.run_dir / state.best}")
     return 0
+
+
+def check_init(config) -> None:
+    """Refuse an ``--init`` checkpoint that cannot start this run, as a ConfigError.
+
+    Loading it here costs one extra load of a valid model; it buys a one-line
+    reason, and no run directory left behind, for a file that is refused
+    (corrupt, unsafe, not a policy-value model, another board or encoder).
+    """
+    from harness.config_io import ConfigError
+    from harness.features import get_encoder
+    from harness.nets import load_model
+    from harness.train.checkpoints import check_compatible
+
+    try:
+        model = load_model(config.init)
+        check_compatible(model, config.board_size, get_encoder(config.encoder).planes,
+                         config.encoder, config.init)
+    except ValueError as e:  # ModelFileError
+        raise ConfigError(f"--init {e}") from None
