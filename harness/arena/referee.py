@@ -1,7 +1,16 @@
 """The referee: two players, one game, the rules enforced and the result written down.
 
-Players are untrusted: an illegal move, a crash or a malformed answer loses
-that game by forfeit with the reason recorded, and never stops a tournament.
+Players are untrusted, and one rule decides what a failure costs:
+
+- a *move* that is not a legal move -- forbidden by the rules (an occupied
+  point, suicide, superko) or naming no point at all (a GTP ``Z99``, raised
+  as :class:`~harness.players.base.NotAMove`) -- is the player's own choice:
+  a forfeit loss, rated like any loss, reason "played an illegal move";
+- *no move* -- a crash, a timeout, an exception -- is a failure of the
+  process, not of play: the game is lost by forfeit but marked ``crashed``,
+  an error game that tournaments record and never rate (and can replay).
+
+Neither ever stops a tournament.
 The harness's own Tromp-Taylor count decides scored games; engines that keep
 their own count (GNU Go and other GTP programs) are asked for ``final_score``
 and their answer is kept beside ours when the two disagree (SPEC section 11).
@@ -19,7 +28,7 @@ from pathlib import Path
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game, IllegalMove
 from harness.game.result import GameResult, parse_result, result_from_score
-from harness.players.base import RESIGN, Player, notify, reseed, set_limits
+from harness.players.base import RESIGN, NotAMove, Player, notify, reseed, set_limits
 
 COLOR_NAMES = {BLACK: "Black", WHITE: "White"}
 
@@ -114,7 +123,10 @@ def play_game(
         try:
             # A copy: a player that scribbles on its argument cannot change the record.
             move = int(player.select_move(game.copy()))
-        except Exception as exc:  # any player failure is a forfeit
+        except NotAMove as exc:  # an answer, but no point: an illegal move
+            result, reason = _illegal(color, player, exc)
+            break
+        except Exception as exc:  # no answer at all: an error game
             result = GameResult(3 - color, "forfeit")
             reason = f"{COLOR_NAMES[color]} ({player.name}) failed: {_one_line(exc)}"
             crashed = True
@@ -126,8 +138,7 @@ def play_game(
         try:
             game.play(move)
         except IllegalMove as exc:
-            result = GameResult(3 - color, "forfeit")
-            reason = f"{COLOR_NAMES[color]} ({player.name}) played an illegal move: {exc}"
+            result, reason = _illegal(color, player, exc)
             break
         for listener in listeners:
             try:
@@ -161,6 +172,12 @@ def play_game(
         played.sgf_path = Path(sgf_path)
         write_played_sgf(played, played.sgf_path)
     return played
+
+
+def _illegal(color: int, player: Player, exc: Exception) -> tuple[GameResult, str]:
+    """The one outcome of an illegal move, whichever way it was illegal (module doc)."""
+    reason = f"{COLOR_NAMES[color]} ({player.name}) played an illegal move: {_one_line(exc)}"
+    return GameResult(3 - color, "forfeit"), reason
 
 
 def _natural_end(game: Game, scorer: Callable[[Game], float] | None) -> tuple[GameResult, str]:

@@ -74,6 +74,14 @@ class PlayerSpecError(ValueError):
     """A player spec string that cannot be turned into a player."""
 
 
+class NotAMove(ValueError):
+    """A player's answer that names no point (``Z99``, off the board, garbage).
+
+    The referee treats it like a move the rules forbid: a rated forfeit loss,
+    not an error game (see :mod:`harness.arena.referee`).
+    """
+
+
 class SearchBudget:
     """``reseed`` and ``set_limits`` for players that search (MCTS, UCT).
 

@@ -12,6 +12,15 @@ count wrong, so after the opponent has passed the player asks for
 ``kgs-genmove_cleanup`` instead of ``genmove`` when the engine has it (the
 engine then captures dead stones before passing back). GNU Go is also started
 with ``--capture-all-dead`` by :func:`gnugo_player`.
+
+Deadlines follow the time settings: once a game gives a per-move time, every
+answer (``genmove`` and the commands that sync the board) is waited for
+:func:`answer_deadline` seconds -- twice the byo-yomi sent, plus one, never
+less than ``DEADLINE_FLOOR`` -- instead of the fixed default. A timeout is not
+retried (an engine that hung once will hang again: one deadline, not two);
+a crash is, once, on a restarted engine. An answer that names no point is a
+:class:`~harness.players.base.NotAMove`, which the referee scores like an
+illegal move.
 """
 
 from __future__ import annotations
@@ -20,17 +29,32 @@ from collections.abc import Sequence
 
 from harness.game.geometry import BLACK, gtp_to_point, point_to_gtp
 from harness.game.position import Game
-from harness.gtp.client import GTPClient, GTPEngineError, gnugo_command
-from harness.players.base import RESIGN
+from harness.gtp.client import GTPClient, GTPEngineError, GTPTimeout, gnugo_command
+from harness.players.base import RESIGN, NotAMove
 
 CLEANUP = "kgs-genmove_cleanup"
+# Seconds: the least an answer is waited for under a time limit. The first
+# answer of a game also pays for starting the engine (an engine that loads a
+# network takes seconds), and a loaded machine is slower than the byo-yomi.
+DEADLINE_FLOOR = 10.0
+
+
+def byo_yomi_seconds(move_time: float) -> int:
+    """The whole seconds of byo-yomi sent to the engine for ``move_time`` per move."""
+    return max(1, round(move_time))
+
+
+def answer_deadline(move_time: float) -> float:
+    """Seconds to wait for any answer of an engine given ``move_time`` per move."""
+    return max(DEADLINE_FLOOR, 2.0 * byo_yomi_seconds(move_time) + 1.0)
 
 
 class GTPPlayer:
     """A player whose moves come from an external program speaking GTP.
 
     ``argv`` is the command line as a list (no shell). ``timeout`` bounds every
-    answer, ``move_timeout`` a ``genmove`` (default: ``timeout``). With
+    answer, ``move_timeout`` a ``genmove`` (default: ``timeout``), until a time
+    limit (:meth:`set_limits`) replaces both by :func:`answer_deadline`. With
     ``cleanup`` (default) ``kgs-genmove_cleanup`` answers an opponent's pass.
     ``client`` replaces the process (anything with the :class:`GTPClient` methods).
     """
@@ -48,6 +72,7 @@ class GTPPlayer:
         self.client = client or GTPClient(list(argv), timeout=timeout, name=name)
         self.name = name or self.client.name
         self.move_timeout = move_timeout if move_timeout is not None else timeout
+        self.answer_timeout: float | None = None  # None: the client's own timeout
         self.cleanup = cleanup
         self.restarts = 0
         self._size, self._komi = 19, 7.5
@@ -63,6 +88,7 @@ class GTPPlayer:
     def set_limits(self, *, move_time: float | None = None, playouts: int | None = None) -> None:
         if move_time is not None:
             self._move_time = move_time
+            self.move_timeout = self.answer_timeout = answer_deadline(move_time)
 
     def select_move(self, game: Game) -> int:
         color = "b" if game.to_play == BLACK else "w"
@@ -74,7 +100,7 @@ class GTPPlayer:
         try:
             move = gtp_to_point(reply, game.size)
         except ValueError:
-            raise ValueError(f"{self.name} answered {command!r} with {reply!r}") from None
+            raise NotAMove(f"{self.name} answered {command!r} with {reply[:40]!r}") from None
         assert self._seen is not None
         self._seen.append((game.to_play, move))
         return move
@@ -101,6 +127,8 @@ class GTPPlayer:
         try:
             self._sync(game)
             return self.client.send(command, timeout=timeout)
+        except GTPTimeout:
+            raise  # the engine was stopped; the next question restarts it
         except GTPEngineError:
             self._restart()
             self._sync(game)
@@ -120,14 +148,14 @@ class GTPPlayer:
             seen = []
         if self._move_time is not None and self._move_time != self._time_sent:
             # Byo-yomi of move_time seconds for every single move.
-            commands.append(f"time_settings 0 {max(1, round(self._move_time))} 1")
+            commands.append(f"time_settings 0 {byo_yomi_seconds(self._move_time)} 1")
             self._time_sent = self._move_time
         for color, move in game.moves[len(seen) :]:
             letter = "b" if color == BLACK else "w"
             commands.append(f"play {letter} {point_to_gtp(move, game.size)}")
         if commands:
             self._seen = None  # unknown until every command went through
-            self.client.send_many(commands)
+            self.client.send_many(commands, self.answer_timeout)
         self._seen = list(game.moves)
 
 
