@@ -134,7 +134,11 @@ def rows_without_timing(out):
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
-    """Three random players: every pair stays a coin flip, so play goes on to the cap."""
+    """Three random players: every pair stays a coin flip, so play goes on to the cap.
+
+    (A pool of worker processes kept across rounds is exercised, against Ray,
+    by the slow test in test_adaptive_ray.py.)
+    """
     tmp = tmp_path_factory.mktemp("adaptive")
     c = config(tmp, max_games_per_pair=8, round_games=2, games_per_pair=2)
     rows = run_tournament(c, progress=False)
