@@ -1,4 +1,4 @@
-"""Search: batched PUCT MCTS over many games and the evaluators it asks.
+"""Search: batched PUCT (or Gumbel) MCTS over many games and the evaluators it asks.
 
 Public API::
 
@@ -18,6 +18,10 @@ Public API::
 
     search.start(i, game); search.step() -> [(slot, SearchResult), ...]; search.stop(i)
                                               # slot by slot (self-play, time controls)
+
+``MCTSConfig(root="gumbel")`` switches the search to Gumbel AlphaZero
+(``harness.search.gumbel``): the result's ``best_move`` is the sequential-halving
+winner and ``target()`` the completed-Q improved policy.
 
 ``harness.search.selfplay.play_games`` drives self-play with every slot busy;
 ``harness.search.oracle.OracleEvaluator`` stands in for a network in tests.
