@@ -3,7 +3,9 @@
 Each subcommand lives in its stage's package as a module with ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``. Those modules keep heavy
 imports (TensorFlow) inside ``run`` so that ``harness --help`` and the GTP
-engine start fast.
+engine start fast. The console is kept quiet and honest (``console.py``):
+native start-up noise filtered unless ``--verbose``, and every long command
+ends with a one-line summary.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import argparse
 import importlib
 import os
 import sys
+import time
 
 # (subcommand, module). Order is the order of ``harness --help``.
 COMMANDS: tuple[tuple[str, str], ...] = (
@@ -29,6 +32,8 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("rl", "harness.rl.command"),
     ("rl-report", "harness.rl.report_command"),
 )
+# Commands that run long enough to deserve a closing line (not gtp: a GUI's console).
+LONG = frozenset(name for name, _ in COMMANDS) - {"gtp", "models", "plot"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,6 +44,10 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare neural-network architectures for computer Go.",
     )
     parser.add_argument("--version", action="version", version=f"harness {__version__}")
+    parser.add_argument(
+        "--verbose", action="store_true",
+        help="keep TensorFlow's native start-up messages (also HARNESS_VERBOSE=1)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS:
         try:
@@ -62,19 +71,32 @@ def _unavailable(name: str, exc: Exception):
 
 
 def main(argv: list[str] | None = None) -> int:
-    # TensorFlow's C++ start-up chatter (CPU features, missing CUDA) is noise
-    # for a command-line tool; real errors still show.
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    from harness import console
+
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.verbose:
+        os.environ[console.VERBOSE_ENV] = "1"
     if not getattr(args, "_run", None):
         parser.print_help()
         return 2
+    # TensorFlow's C++ start-up chatter on a CPU-only machine reads as a
+    # failure; it is dropped (real errors still show) unless --verbose.
+    console.quiet_native_noise()
+    started = time.monotonic()
     try:
-        return int(args._run(args) or 0)
+        code = int(args._run(args) or 0)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        code = 130
+    if args.command in LONG:
+        console.summary(args.command, _outcome(code, time.monotonic() - started))
+    return code
+
+
+def _outcome(code: int, seconds: float) -> str:
+    took = f"{seconds:.1f} s" if seconds < 120 else f"{seconds / 60:.1f} min"
+    return f"finished in {took}" if code == 0 else f"stopped with exit code {code} after {took}"
 
 
 if __name__ == "__main__":

@@ -81,7 +81,7 @@ def datagen_tasks(config: DatagenConfig) -> list[GameTask]:
 
 def generate(config: DatagenConfig, *, progress: bool = True) -> list[GameRow]:
     """Play the missing games; returns every row (resumable like a tournament)."""
-    from tqdm import tqdm
+    from harness.console import progress as tqdm
 
     config.games_dir.mkdir(parents=True, exist_ok=True)
     done = {row.game_id for row in read_results(config.out)}

@@ -27,7 +27,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from tqdm import tqdm
 
 from harness.arena.ratings import Outcome, bradley_terry
 from harness.arena.tables import (
@@ -42,6 +41,7 @@ from harness.arena.tables import (
     win_matrix,
     write_table,
 )
+from harness.console import progress as tqdm
 from harness.game.geometry import BLACK, WHITE
 
 RESULTS_FILE = "results.jsonl"
@@ -522,6 +522,9 @@ def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -
                        for u in decision.unresolved],
     }
     if decision.sprt is not None:
-        summary["sprt"] = {**config.sprt, **asdict(decision.sprt)}
+        from harness.arena.sprt import sprt_from_mapping
+
+        summary["sprt"] = {"first": names[0], "second": names[1],
+                           **asdict(sprt_from_mapping(config.sprt)), **asdict(decision.sprt)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return {"ranking": ranking, "win_matrix": wins, "unresolved_pairs": unresolved, **summary}

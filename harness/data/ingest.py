@@ -409,7 +409,7 @@ def ingest(config: IngestConfig) -> IngestResult:
 
 def _process(config: IngestConfig, journal: Journal, state: JournalState) -> bool:
     """Convert every record not yet committed; returns False if stopped early."""
-    from tqdm import tqdm
+    from harness.console import progress as tqdm
 
     stops = [n for n in (config.limit, config.stop_after_records) if n is not None]
     stop = min(stops) if stops else None

@@ -83,7 +83,7 @@ def _groups(source: BatchSource, batch_size: int) -> np.ndarray | None:
 
 
 def _bar(total: int, desc: str, enabled: bool):
-    from tqdm import tqdm
+    from harness.console import progress as tqdm
 
     return tqdm(total=total, desc=desc, unit="pos", unit_scale=True, disable=not enabled,
                 leave=False, dynamic_ncols=True)

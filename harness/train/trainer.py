@@ -361,7 +361,7 @@ def _epoch_line(row: dict) -> str:
 
 
 def _progress_bar(config: TrainConfig, epoch: int, start: int, enabled: bool):
-    from tqdm import tqdm
+    from harness.console import progress as tqdm
 
     total = None if config.budget else config.steps_per_epoch * config.batch_size
     initial = start * config.batch_size if total is None else min(start * config.batch_size,
