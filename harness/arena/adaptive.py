@@ -145,3 +145,42 @@ def _within_total(config, wanted, games, unresolved, state) -> Decision:
     if not wanted:
         return Decision((), "game cap", unresolved, state)
     return Decision(tuple(wanted), "playing", unresolved, state)
+
+
+STOP_REASONS = {
+    "round robin": "a fixed round robin, every pair played its games",
+    "separated": "every neighbour pair of the ranking was separated",
+    "pair cap": "each unresolved pair reached max_games_per_pair",
+    "game cap": "the tournament reached max_games",
+    "sprt H1": "the SPRT accepted H1",
+    "sprt H0": "the SPRT accepted H0",
+    "unfinished": "not finished (rerun the same command to go on)",
+}
+
+
+def stopping_sentences(summary: Mapping) -> list[str]:
+    """Why a tournament stopped and what it left open, from its ``summary.json``."""
+    los = 100 * summary["los"]
+    if summary["unresolved"]:
+        pairs = "; ".join(f"{a} over {b}: {100 * p:.1f}% after {n} games between them"
+                          for a, b, p, n in summary["unresolved"])
+        lines = [f"Neighbours not separated (likelihood of superiority below {los:g}%): "
+                 f"{pairs}."]
+    else:
+        lines = [f"Every neighbour pair of the ranking is separated (likelihood of "
+                 f"superiority at least {los:g}%)."]
+    test = summary.get("sprt")
+    if test:
+        elo = {"H1": test["elo1"], "H0": test["elo0"]}
+        record = f"{test['first']} +{test['wins']} ={test['draws']} -{test['losses']}"
+        if test["decision"]:
+            other = "H0" if test["decision"] == "H1" else "H1"
+            verdict = (f"{test['decision']} accepted: {test['first']} - {test['second']} = "
+                       f"{elo[test['decision']]:+g} Elo rather than {elo[other]:+g}")
+        else:
+            verdict = "no decision"
+        lines.append(f"SPRT of {elo['H0']:+g} against {elo['H1']:+g} Elo: {record}, "
+                     f"log-likelihood ratio {test['llr']:.2f} within bounds "
+                     f"[{test['lower']:.2f}, {test['upper']:.2f}]: {verdict}.")
+    lines.append(f"Play stopped: {STOP_REASONS.get(summary['stopped'], summary['stopped'])}.")
+    return lines

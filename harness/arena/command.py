@@ -110,6 +110,7 @@ def stopping_report(config) -> str:
 
     import pandas as pd
 
+    from harness.arena.adaptive import stopping_sentences
     from harness.arena.tables import readable_ranking
     from harness.bench.table import format_table
 
@@ -117,21 +118,4 @@ def stopping_report(config) -> str:
     keep = [c for c in ranking.columns if not c.startswith(("Elo s.e.", "sequential"))]
     lines = [format_table(keep, ranking[keep].values.tolist())]
     summary = json.loads(Path(config.out, "summary.json").read_text())
-    if summary.get("unresolved"):
-        pairs = ", ".join(f"{a} > {b} ({100 * p:.1f}%, {n} games)"
-                          for a, b, p, n in summary["unresolved"])
-        lines.append(f"unresolved neighbours (LOS < {100 * summary['los']:g}%): {pairs}")
-    else:
-        lines.append(f"every neighbour pair separated (LOS >= {100 * summary['los']:g}%)")
-    if "sprt" in summary:
-        t = summary["sprt"]
-        first, second = (name for name, _ in config.named_players())
-        hypotheses = {"H1": t["elo1"], "H0": t["elo0"]}
-        verdict = (f"{t['decision']} accepted ({first} - {second} = "
-                   f"{hypotheses[t['decision']]:+g} Elo rather than "
-                   f"{hypotheses['H0' if t['decision'] == 'H1' else 'H1']:+g})"
-                   if t["decision"] else "no decision")
-        lines.append(f"SPRT: +{t['wins']} ={t['draws']} -{t['losses']}, LLR {t['llr']:.2f} "
-                     f"in [{t['lower']:.2f}, {t['upper']:.2f}]: {verdict}")
-    lines.append(f"stopped: {summary['stopped']}")
-    return "\n".join(lines)
+    return "\n".join([*lines, *stopping_sentences(summary)])

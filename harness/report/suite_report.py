@@ -59,7 +59,11 @@ def _overview(config: SuiteConfig) -> list[Block]:
             f"Data: {data}; encoder `{config.data.encoder}`. Models: "
             + ", ".join(f"`{m}`" for m in config.train.models)
             + f". Each trained {config.train.epochs} epoch(s) of {config.train.epoch_samples:,} "
-            f"samples, then a round robin with {config.tournament.games_per_pair} games per pair.",
+            f"samples, then a round robin with {config.tournament.games_per_pair} games per pair"
+            + (f", then rounds of {config.tournament.round_games} games in each pair of "
+               f"neighbours not yet separated (LOS {100 * config.tournament.los:g}%), up to "
+               f"{config.tournament.max_games_per_pair} games per pair."
+               if config.tournament.until_separated else "."),
         )
     ]
 
@@ -166,13 +170,18 @@ def _tournament_section(config: SuiteConfig) -> list[Block]:
             "the covariance; LOS is the likelihood of superiority over the next player.",
         )
     )
-    blocks.append(Block("table", table=pd.read_csv(ranking)))
+    from harness.arena.adaptive import stopping_sentences
+    from harness.arena.tables import READABLE_COLOURS, readable, readable_ranking
+
+    blocks.append(Block("table", table=readable_ranking(pd.read_csv(ranking))))
+    if "los" in summary:  # tournaments written before adaptive rounds have no stopping record
+        blocks.append(Block("p", " ".join(stopping_sentences(summary))))
     blocks.append(Block("img", image=folder / "elo.png"))
     blocks.append(Block("img", image=folder / "win_matrix.png"))
     colours = folder / "colours.csv"
     if colours.exists():
         blocks.append(Block("p", "Results by colour:"))
-        blocks.append(Block("table", table=pd.read_csv(colours)))
+        blocks.append(Block("table", table=readable(pd.read_csv(colours), READABLE_COLOURS)))
     return blocks
 
 

@@ -54,10 +54,16 @@ class TournamentSection:
     model_player: str = "policy"  # "policy" (raw network) or "mcts"
     playouts: int = 32  # for model_player = "mcts"
     baselines: list[str] = field(default_factory=lambda: ["random", "uct:100"])  # gnugo:N too
-    games_per_pair: int = 4
+    games_per_pair: int = 4  # with until_separated: the first round
     opening_moves: int = 2
     anchor: str | None = None
     parallel: int = 2
+    # Adaptive rounds (harness.arena.adaptive): more games where neighbours are not separated.
+    until_separated: bool = False
+    los: float = 0.95
+    round_games: int = 2
+    max_games_per_pair: int = 100
+    max_games: int = 0  # 0: no cap on the total
 
 
 @dataclass

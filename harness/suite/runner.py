@@ -255,6 +255,11 @@ def ensure_tournament(config: SuiteConfig, runs: list[Path], progress: bool, log
         anchor=section.anchor,
         backend=config.backend,
         ray_address=config.ray_address,
+        until_separated=section.until_separated,
+        los=section.los,
+        round_games=section.round_games,
+        max_games_per_pair=section.max_games_per_pair,
+        max_games=section.max_games,
     )
     rows = run_tournament(tournament, progress=progress)
     errors = sum(1 for r in rows if r.error)
