@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 import pytest
 
 from harness.gtp.client import GTPClient, find_gnugo, gnugo_command
+
+# Players would export every test model to ONNX and time the runtimes (seconds
+# each); tests/test_runtime.py covers that path by asking for it explicitly.
+os.environ.setdefault("HARNESS_INFERENCE", "keras")
 
 GNUGO_MISSING = (
     "GNU Go not installed (looked for /usr/games/gnugo and 'gnugo' on PATH; "

@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 import importlib
 
-HELP = "measure speed and print a table (rules, ingest, pipeline, models, selfplay, distributed)"
+HELP = ("measure speed and print a table (rules, ingest, pipeline, models, runtime, selfplay, "
+        "distributed)")
 
 # (kind, module): each module has HELP, add_arguments(parser), run(args) -> int.
 KINDS: tuple[tuple[str, str], ...] = (
     ("rules", "harness.bench.rules"),
     ("models", "harness.bench.models"),
+    ("runtime", "harness.bench.runtime"),
     ("sgf", "harness.bench.sgf"),
     ("ingest", "harness.bench.ingest"),
     ("pipeline", "harness.bench.pipeline"),

@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="+", metavar="NAME", help="model names (docs/models.md)")
     parser.add_argument("--board-size", type=int, default=19)
     parser.add_argument("--planes", type=int, default=21, help="input planes (encoder width)")
-    parser.add_argument("--batch-sizes", type=_batch_list, default=DEFAULT_BATCHES,
+    parser.add_argument("--batch-sizes", type=batch_list, default=DEFAULT_BATCHES,
                         help="comma-separated inference batch sizes (default 1,8,32,128,512)")
     parser.add_argument("--train-batch", type=int, default=32,
                         help="training batch size (Cazenave trains with 32); 0 skips training")
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="write STEM.csv and STEM.md (default results/bench/models-BxB)")
 
 
-def _batch_list(text: str) -> tuple[int, ...]:
+def batch_list(text: str) -> tuple[int, ...]:
     try:
         sizes = tuple(int(t) for t in text.replace(" ", "").split(",") if t)
     except ValueError:

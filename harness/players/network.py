@@ -60,9 +60,11 @@ class Network:
 def load_network(path: str | Path) -> Network:
     """Load ``path`` safely (``harness.nets.load_model``) and read its shape."""
     from harness.nets import load_model
+    from harness.search.runtime import mark_frozen
 
     path = Path(path)
     model = load_model(path)
+    mark_frozen(model, path)  # players never change weights: exported runtimes may run it
     shape = tuple(model.input_shape)
     if len(shape) != 4 or shape[1] != shape[2] or shape[1] is None:
         raise ValueError(f"{path}: expected square board inputs (N, B, B, C), got {shape}")

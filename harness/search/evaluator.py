@@ -6,14 +6,15 @@ renormalised) and the value for the side to move in [-1, 1]. The search never
 sees planes, symmetries or caches, so a test oracle and a Keras network are
 interchangeable.
 
-:class:`NetworkEvaluator` wraps a Keras model. Its forward pass is compiled
-once (a ``tf.function`` with a fixed input signature) and always runs at one
-of a few padded batch shapes, because on a CPU building graphs and oneDNN
-kernels for every new shape costs more than the padding.
+:class:`NetworkEvaluator` wraps a Keras model. Its forward pass runs on the
+fastest runtime that agrees with Keras (:mod:`harness.search.runtime`) and
+always at one of a few padded batch shapes, because on a CPU building graphs
+and kernels for every new shape costs more than the padding.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Protocol, runtime_checkable
 
@@ -23,6 +24,9 @@ from numba import njit
 from harness.game.geometry import geometry
 from harness.search.cache import EvalCache, position_keys
 from harness.search.config import EvaluatorConfig
+from harness.search.runtime import default_inference, frozen_source
+
+_log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -129,9 +133,13 @@ class NetworkEvaluator:
     ``encoder`` is an encoder name or object (``harness.features``); the model
     takes its planes ``(N, B, B, C)`` and returns ``policy`` logits
     ``(N, B*B + 1)`` and a value output (``config.value_head``) ``(N, 1)``.
+    ``inference`` picks the runtime (``auto``, ``keras``, ``onnx``,
+    ``openvino``; None: ``$HARNESS_INFERENCE`` or ``auto``); ``runtime.choice``
+    says which one runs each batch shape.
     """
 
-    def __init__(self, model, encoder, size: int, config: EvaluatorConfig | None = None):
+    def __init__(self, model, encoder, size: int, config: EvaluatorConfig | None = None,
+                 inference: str | None = None):
         from harness.features import get_encoder
 
         self.config = config or EvaluatorConfig()
@@ -155,7 +163,8 @@ class NetworkEvaluator:
             EvalCache(self.config.cache_size, self.moves) if self.config.cache_size else None
         )
         self._sources: np.ndarray | None = None
-        self._forward = self._compile()
+        self.inference = inference or default_inference()
+        self._forward = self._select_runtime()
         self.positions = 0  # positions the network evaluated (cache misses)
         self.calls = 0  # forward passes run
         self.seconds = 0.0  # wall time inside forward passes
@@ -178,40 +187,14 @@ class NetworkEvaluator:
             if names and output not in names:
                 raise ValueError(f"model {name} has no {output!r} output (outputs: {names})")
 
-    def _compile(self):
-        head = self.config.value_head
-        names = list(getattr(self.model, "output_names", None) or [])
+    def _select_runtime(self):
+        """The forward pass: Keras, or an export of it that agrees with Keras
+        and runs faster here (:mod:`harness.search.runtime`)."""
+        from harness.search.runtime import select_forward
 
-        def outputs(out):
-            if isinstance(out, dict):
-                return out["policy"], out[head]
-            if isinstance(out, (list, tuple)):
-                return out[names.index("policy")], out[names.index(head)]
-            raise TypeError(f"model returned {type(out).__name__}, expected a dict or list")
-
-        import keras
-
-        if self.config.forward == "function" and keras.backend.backend() == "tensorflow":
-            import tensorflow as tf
-
-            spec = tf.TensorSpec((None, self.size, self.size, self.planes), tf.float32)
-
-            @tf.function(input_signature=[spec], jit_compile=False, reduce_retracing=True)
-            def run(x):
-                policy, value = outputs(self.model(x, training=False))
-                return policy, tf.reshape(value, [-1])
-
-            def forward(x):
-                policy, value = run(x)
-                return policy.numpy(), value.numpy()
-
-            return forward
-
-        def forward(x):
-            policy, value = outputs(self.model.predict_on_batch(x))
-            return np.asarray(policy), np.asarray(value).reshape(-1)
-
-        return forward
+        return select_forward(self.model, self.inference, self._shapes,
+                              value_head=self.config.value_head,
+                              keras_mode=self.config.forward, log=_log.info)
 
     def forward(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Raw logits (N, P + 1) and values in [-1, 1] (N,) for encoded planes."""
@@ -313,7 +296,20 @@ class NetworkEvaluator:
         masked_softmax(logits, legal, 1.0 / self.config.policy_temperature, policy)
         return policy, values
 
+    @property
+    def runtime(self):
+        """The forward pass in use; ``runtime.choice`` names its runtimes."""
+        return self._forward
+
     def clear_cache(self) -> None:
-        """Forget cached outputs (call after changing the model's weights)."""
+        """Forget cached outputs (call after changing the model's weights).
+
+        An exported graph holds the weights it was exported with, so a model
+        that is not frozen to a file is exported again (keyed by its new
+        weights) when it runs through one.
+        """
         if self.cache is not None:
             self.cache.clear()
+        exported = set(self._forward.choice.by_shape.values()) != {"keras"}
+        if exported and frozen_source(self.model) is None:
+            self._forward = self._select_runtime()

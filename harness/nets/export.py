@@ -1,0 +1,107 @@
+"""Export a ``.keras`` model to ONNX once, and find the export again by content.
+
+Inference runtimes (ONNX Runtime, OpenVINO) read an ONNX graph; the ``.keras``
+file stays the source of truth. The graph is written beside the model as
+``STEM.HASH.onnx``, where HASH is the SHA-256 of the model file's bytes, so a
+retrained model with the same name never reuses a stale graph; when the
+model's folder is read-only it goes to a cache folder (``$HARNESS_CACHE``,
+else ``~/.cache/harness``) under the same name. Models that live only in
+memory are keyed by the SHA-256 of their config and weights instead.
+
+Keras 3 exports through tf2onnx (``model.export(format="onnx")``); the
+harness's custom layers use ``keras.ops`` only and export like stock layers.
+A model under a mixed-precision policy cannot export (Keras requires
+float32); callers fall back to Keras.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+CHUNK = 1 << 20
+
+
+def file_hash(path: str | os.PathLike) -> str:
+    """First 16 hex digits of the SHA-256 of a file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        while block := f.read(CHUNK):
+            digest.update(block)
+    return digest.hexdigest()[:16]
+
+
+def weights_hash(model) -> str:
+    """First 16 hex digits of the SHA-256 of a model's config and weights: the
+    identity of an in-memory model, which changes whenever its weights do."""
+    digest = hashlib.sha256(json.dumps(model.get_config(), sort_keys=True, default=str).encode())
+    for weight in model.get_weights():
+        digest.update(weight.tobytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    """Where exports go when a model's own folder is not writable."""
+    root = os.environ.get("HARNESS_CACHE") or Path.home() / ".cache" / "harness"
+    return Path(root) / "onnx"
+
+
+def writable(folder: Path) -> bool:
+    """Whether a file can be created in ``folder`` (tried, not asked: a
+    read-only mount says yes to ``os.access`` for root)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".probe.", dir=folder)
+    except OSError:
+        return False
+    os.close(fd)
+    os.unlink(probe)
+    return True
+
+
+def onnx_path(model_path: str | os.PathLike | None, key: str, stem: str = "model") -> Path:
+    """Where the export of a model with identity ``key`` lives: beside the
+    ``.keras`` file if its folder is writable, else in :func:`cache_dir`."""
+    if model_path is not None:
+        model_path = Path(model_path)
+        stem = model_path.stem
+        beside = model_path.parent / f"{stem}.{key}.onnx"
+        if beside.is_file() or writable(model_path.parent):
+            return beside
+    return cache_dir() / f"{stem}.{key}.onnx"
+
+
+def export_onnx(model, path: str | os.PathLike) -> Path:
+    """Write ``model``'s inference graph to ``path`` (input ``planes`` with a
+    free batch axis; outputs named like the model's), atomically: a reader never
+    sees a half-written graph, and two processes exporting at once both win."""
+    import tensorflow as tf
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shape = tuple(model.inputs[0].shape[1:])
+    signature = [tf.TensorSpec((None, *shape), tf.float32, name="planes")]
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".onnx", dir=path.parent)
+    os.close(fd)
+    try:
+        model.export(tmp, format="onnx", verbose=False, input_signature=signature)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return path
+
+
+def exported(model, model_path: str | os.PathLike | None = None) -> Path:
+    """The ONNX graph of ``model``, exported on first use and cached.
+
+    With ``model_path`` (the ``.keras`` file ``model`` was loaded from) the
+    cache key is the file's hash; without it, the hash of the weights.
+    """
+    key = file_hash(model_path) if model_path is not None else weights_hash(model)
+    path = onnx_path(model_path, key, getattr(model, "name", "model"))
+    if not path.is_file():
+        export_onnx(model, path)
+    return path

@@ -1,0 +1,292 @@
+"""Inference runtimes: the forward pass of a policy-value network, as fast as this CPU runs it.
+
+A *forward* is a callable from float32 planes ``(N, B, B, C)`` to raw policy
+logits ``(N, B*B + 1)`` and raw values ``(N,)``. Keras is the source of truth
+and the fallback; ONNX Runtime and OpenVINO run the graph exported from the
+``.keras`` file (:mod:`harness.nets.export`), which on a CPU is 1.4-7x the
+speed of Keras at search batch sizes (issue 19's table, and ``harness bench
+runtime``). Which one wins depends on the CPU, the board, the model and the
+batch size, so ``auto`` measures: every runtime that agrees with Keras on
+sample positions is timed at the smallest and the largest batch shape the
+evaluator uses, alternating the candidates, and each shape runs on the
+runtime fastest at the nearer of the two.
+
+An exported runtime is used only when its outputs agree with Keras within
+:data:`TOLERANCE` (policy probabilities and values, absolute). ``auto`` uses an
+export only for models loaded from a ``.keras`` file whose weights do not
+change afterwards (players, GTP, tournaments: :func:`mark_frozen`); a model
+being trained in memory keeps Keras, since an exported graph would not follow
+its weights. ``HARNESS_INFERENCE`` (set by ``--inference``) forces a runtime
+in this process and its workers.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+RUNTIMES = ("keras", "onnx", "openvino")
+INFERENCE_MODES = ("auto", *RUNTIMES)
+ENVIRONMENT = "HARNESS_INFERENCE"
+# Largest absolute difference allowed between an exported runtime and Keras,
+# on softmax policy probabilities and on values. float32 graphs that fuse
+# batch norm into convolutions differ by ~1e-6; 1e-3 leaves room for other
+# summation orders and still catches a wrong graph (a broken layer differs by
+# far more than a tenth of a percent).
+TOLERANCE = 1e-3
+CHECK_POSITIONS = 16
+# Auto-selection times a shape only while one call of it takes about this long.
+PROBE_SECONDS = 0.1
+
+Forward = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+class RuntimeMismatch(RuntimeError):
+    """An exported runtime whose outputs differ from Keras's."""
+
+
+def default_inference() -> str:
+    """The process's inference mode: ``$HARNESS_INFERENCE`` or ``auto``."""
+    mode = os.environ.get(ENVIRONMENT, "").strip() or "auto"
+    if mode not in INFERENCE_MODES:
+        raise ValueError(f"{ENVIRONMENT}={mode!r}: choose from {', '.join(INFERENCE_MODES)}")
+    return mode
+
+
+def mark_frozen(model, path: str | os.PathLike) -> None:
+    """Record that ``model`` holds the weights of ``path`` and keeps them, so
+    ``auto`` may run it through an export of that file."""
+    model.frozen_source = Path(path)
+
+
+def frozen_source(model) -> Path | None:
+    return getattr(model, "frozen_source", None)
+
+
+def _outputs(model, value_head: str):
+    names = list(getattr(model, "output_names", None) or [])
+
+    def pick(out):
+        if isinstance(out, dict):
+            return out["policy"], out[value_head]
+        if isinstance(out, (list, tuple)):
+            return out[names.index("policy")], out[names.index(value_head)]
+        raise TypeError(f"model returned {type(out).__name__}, expected a dict or list")
+
+    return pick
+
+
+def keras_forward(model, value_head: str = "value", mode: str = "function") -> Forward:
+    """Keras's forward pass: a ``tf.function`` with a free batch axis
+    (``mode="function"``, traced once) or ``predict_on_batch``."""
+    import keras
+
+    pick = _outputs(model, value_head)
+    if mode == "function" and keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        spec = tf.TensorSpec((None, *model.inputs[0].shape[1:]), tf.float32)
+
+        @tf.function(input_signature=[spec], jit_compile=False, reduce_retracing=True)
+        def run(x):
+            policy, value = pick(model(x, training=False))
+            return policy, tf.reshape(value, [-1])
+
+        def forward(x):
+            policy, value = run(x)
+            return policy.numpy(), value.numpy()
+
+        return forward
+
+    def forward(x):
+        policy, value = pick(model.predict_on_batch(x))
+        return np.asarray(policy), np.asarray(value).reshape(-1)
+
+    return forward
+
+
+def onnx_forward(path: str | os.PathLike, value_head: str = "value") -> Forward:
+    """ONNX Runtime on the CPU, all graph optimisations on."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    name = session.get_inputs()[0].name
+    wanted = ["policy", value_head]
+
+    def forward(x):
+        policy, value = session.run(wanted, {name: x})
+        return policy, value.reshape(-1)
+
+    return forward
+
+
+def openvino_forward(path: str | os.PathLike, value_head: str = "value") -> Forward:
+    """OpenVINO on the CPU in float32 (its default on bfloat16-capable CPUs is
+    bfloat16, which would not pass the check against Keras)."""
+    import openvino as ov
+
+    core = ov.Core()
+    compiled = core.compile_model(core.read_model(str(path)), "CPU",
+                                  {"INFERENCE_PRECISION_HINT": "f32",
+                                   "PERFORMANCE_HINT": "LATENCY"})
+    request = compiled.create_infer_request()
+    policy_port, value_port = compiled.output("policy"), compiled.output(value_head)
+
+    def forward(x):
+        results = request.infer({0: x})
+        return np.array(results[policy_port]), np.array(results[value_port]).reshape(-1)
+
+    return forward
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def sample_planes(shape: Sequence[int], count: int = CHECK_POSITIONS, seed: int = 0) -> np.ndarray:
+    """Binary planes like an encoder's (stones, liberties, ones): the
+    positions an export is checked on."""
+    rng = np.random.default_rng(seed)
+    return (rng.random((count, *shape)) < 0.3).astype(np.float32)
+
+
+def disagreement(forward: Forward, reference: Forward, planes: np.ndarray) -> tuple[float, float]:
+    """Largest absolute differences (policy probabilities, values) on ``planes``."""
+    p, v = forward(planes)
+    q, w = reference(planes)
+    return (float(np.max(np.abs(_softmax(p) - _softmax(q)))),
+            float(np.max(np.abs(np.asarray(v) - np.asarray(w)))))
+
+
+def checked(forward: Forward, reference: Forward, planes: np.ndarray, name: str) -> Forward:
+    """``forward`` if it agrees with ``reference`` within :data:`TOLERANCE`."""
+    policy, value = disagreement(forward, reference, planes)
+    if not (policy <= TOLERANCE and value <= TOLERANCE):
+        raise RuntimeMismatch(f"{name} differs from Keras by {policy:.2g} in policy and "
+                              f"{value:.2g} in value (tolerance {TOLERANCE:g})")
+    return forward
+
+
+def time_call(forward: Forward, x: np.ndarray) -> float:
+    started = time.perf_counter()
+    forward(x)
+    return time.perf_counter() - started
+
+
+def fastest(candidates: dict[str, Forward], x: np.ndarray, rounds: int = 3) -> str:
+    """The candidate with the lowest median time on ``x``, calls alternating
+    between candidates so that a busy machine slows them alike."""
+    times: dict[str, list[float]] = {name: [] for name in candidates}
+    for forward in candidates.values():
+        forward(x)  # warm-up: builds kernels for this shape
+    for _ in range(rounds):
+        for name, forward in candidates.items():
+            times[name].append(time_call(forward, x))
+    return min(times, key=lambda name: float(np.median(times[name])))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """Which runtime runs each batch shape, and why the others were left out."""
+
+    by_shape: dict[int, str]
+    rejected: dict[str, str]
+
+    def describe(self) -> str:
+        used = sorted(set(self.by_shape.values()))
+        text = ", ".join(f"{name} for batches {_ranges(self.by_shape, name)}" for name in used)
+        if self.rejected:
+            text += "; not used: " + "; ".join(f"{k} ({v})" for k, v in self.rejected.items())
+        return text
+
+
+def _ranges(by_shape: dict[int, str], name: str) -> str:
+    shapes = [s for s, n in sorted(by_shape.items()) if n == name]
+    return f"{shapes[0]}-{shapes[-1]}" if len(shapes) > 1 else str(shapes[0])
+
+
+def choose(candidates: dict[str, Forward], shapes: Sequence[int], sample: np.ndarray) -> Choice:
+    """Pick the fastest candidate at the smallest shape and at the largest
+    shape that runs in about :data:`PROBE_SECONDS`; every shape takes the
+    pick of the nearer probe (in log scale)."""
+    shapes = sorted(shapes)
+    if len(candidates) == 1:
+        only = next(iter(candidates))
+        return Choice({s: only for s in shapes}, {})
+    reference = next(iter(candidates.values()))
+    small = shapes[0]
+    per_position = time_call(reference, tile_sample(sample, small)) / small
+    fitting = [s for s in shapes if s * per_position <= PROBE_SECONDS] or [small]
+    probes = sorted({small, fitting[-1]})
+    picks = {p: fastest(candidates, tile_sample(sample, p)) for p in probes}
+    by_shape = {s: picks[min(probes, key=lambda p: abs(np.log(s / p)))] for s in shapes}
+    return Choice(by_shape, {})
+
+
+def tile_sample(sample: np.ndarray, n: int) -> np.ndarray:
+    """``n`` positions: ``sample`` repeated and cut."""
+    reps = -(-n // sample.shape[0])
+    return np.ascontiguousarray(np.concatenate([sample] * reps)[:n])
+
+
+class ShapeDispatch:
+    """A forward that sends each batch to the runtime chosen for its shape."""
+
+    def __init__(self, forwards: dict[str, Forward], choice: Choice):
+        self.choice = choice
+        self._by_shape = {s: forwards[name] for s, name in choice.by_shape.items()}
+        self._default = forwards[choice.by_shape[max(choice.by_shape)]]
+
+    def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._by_shape.get(x.shape[0], self._default)(x)
+
+
+BUILDERS: dict[str, Callable[[Path, str], Forward]] = {
+    "onnx": onnx_forward,
+    "openvino": openvino_forward,
+}
+
+
+def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: str = "value",
+                   keras_mode: str = "function", log: Callable[[str], None] | None = None
+                   ) -> ShapeDispatch:
+    """The forward pass an evaluator runs: ``inference`` is ``keras``,
+    ``onnx``, ``openvino`` (forced: an export that fails or disagrees with
+    Keras is an error) or ``auto`` (measured among those that work; Keras
+    alone for models that are not :func:`mark_frozen`)."""
+    if inference not in INFERENCE_MODES:
+        raise ValueError(f"inference must be one of {INFERENCE_MODES}, got {inference!r}")
+    keras = keras_forward(model, value_head, keras_mode)
+    forwards: dict[str, Forward] = {"keras": keras}
+    rejected: dict[str, str] = {}
+    source = frozen_source(model)
+    wanted = [] if inference == "keras" else (
+        [inference] if inference != "auto" else (list(BUILDERS) if source else []))
+    sample = sample_planes(model.inputs[0].shape[1:]) if wanted else None
+    for name in wanted:
+        try:
+            from harness.nets.export import exported
+
+            forward = BUILDERS[name](exported(model, source), value_head)
+            forwards[name] = checked(forward, keras, sample, name)
+        except Exception as error:  # a runtime that is missing, fails or disagrees
+            if inference != "auto":
+                raise
+            rejected[name] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+    if inference not in ("auto", "keras"):
+        forwards = {inference: forwards[inference]}
+    choice = choose(forwards, shapes, sample) if len(forwards) > 1 else Choice(
+        {s: next(iter(forwards)) for s in shapes}, {})
+    choice = Choice(choice.by_shape, rejected)
+    if log is not None and (wanted or rejected):
+        log(f"inference: {choice.describe()}")
+    return ShapeDispatch(forwards, choice)
