@@ -13,6 +13,7 @@ import sys
 
 from harness.arena.tournament import GAME_FLAGS
 from harness.config_io import ConfigError, add_flags, from_mapping, given_flags, read_toml
+from harness.search.runtime import add_inference_argument, apply_inference
 
 HELP = "play a resumable round-robin tournament and write ranking tables"
 
@@ -44,6 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="two players: play until this SPRT accepts a hypothesis")
     parser.add_argument("--retry-errors", action="store_true", help="replay games that errored")
     parser.add_argument("--no-progress", action="store_true")
+    add_inference_argument(parser)
 
 
 def config_from_args(args: argparse.Namespace):
@@ -85,6 +87,7 @@ def config_from_args(args: argparse.Namespace):
 def run(args: argparse.Namespace) -> int:
     from harness.arena.tournament import run_tournament
 
+    apply_inference(args.inference)
     try:
         config = config_from_args(args)
     except ConfigError as e:

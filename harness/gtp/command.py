@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from harness.search.runtime import add_inference_argument, apply_inference
+
 HELP = "run a GTP v2 engine (a network with MCTS, or any player spec) on stdin/stdout"
 
 
@@ -25,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--name", default="harness", help="what the name command reports")
     parser.add_argument("--seed", type=int, default=None, help="seed for random choices")
+    add_inference_argument(parser)
 
 
 def player_spec(args: argparse.Namespace) -> str:
@@ -36,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.players.base import PlayerSpecError
     from harness.players.spec import make_player
 
+    apply_inference(args.inference)
     try:
         player = make_player(player_spec(args), seed=args.seed)
     except (PlayerSpecError, OSError, ValueError) as exc:

@@ -290,3 +290,18 @@ def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: 
     if log is not None and (wanted or rejected):
         log(f"inference: {choice.describe()}")
     return ShapeDispatch(forwards, choice)
+
+
+def add_inference_argument(parser) -> None:
+    """``--inference``, for the commands whose players run networks."""
+    parser.add_argument(
+        "--inference", choices=INFERENCE_MODES, default=None,
+        help="network runtime: auto (default: the fastest that agrees with Keras, measured "
+        "per batch size), keras, onnx or openvino")
+
+
+def apply_inference(mode: str | None) -> None:
+    """Make ``mode`` the runtime of this process and of the workers it starts
+    (through the environment, which worker processes inherit)."""
+    if mode:
+        os.environ[ENVIRONMENT] = mode
