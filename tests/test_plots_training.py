@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 import pytest
 
@@ -16,13 +15,13 @@ from harness.report.training_plots import (
     summary_rows,
 )
 
-HEADER = "epoch,step,lr,val_policy_top1,val_policy_top5,val_value_mse\n"
+HEADER = "epoch,step,lr,samples_seen,wall_time_s,val_policy_top1,val_policy_top5,val_value_mse\n"
 
 
 def make_run(root, name, model, top1s, mses):
     run = root / name
     run.mkdir(parents=True)
-    lines = [f"{e},{e * 10},0.01,{a},{min(1.0, a + 0.2)},{m}"
+    lines = [f"{e},{e * 10},0.01,{e * 640},{e * 2.5},{a},{min(1.0, a + 0.2)},{m}"
              for e, (a, m) in enumerate(zip(top1s, mses, strict=True), start=1)]
     (run / "metrics.csv").write_text(HEADER + "\n".join(lines) + "\n")
     (run / "config.json").write_text(json.dumps({"model": model}))
@@ -43,17 +42,21 @@ def test_curves_and_final_metrics_figures(tmp_path):
     out = tmp_path / "figs"
     written = plot_runs([a, b], out, speeds={"a0.small": 3000.0, "mobile": 5000.0})
     assert (a.speed, b.speed) == (3000.0, 5000.0)  # by model name, else by run name
-    for stem in ("curves_vs_epochs", "final_vs_params", "final_vs_speed"):
+    for stem in ("curves_vs_epochs", "curves_vs_samples", "curves_vs_seconds",
+                 "final_vs_params", "final_vs_speed"):
         assert_figure(out / stem)
-    assert len(written) == 6
+    assert len(written) == 10
     header, rows = summary_rows([a, b])
-    assert rows[0][header.index("top1")] == 0.35 and rows[1][header.index("params")] == 420_000
+    assert rows[0][header.index("top-1 % [95% CI]")] == "35.0"  # no interval recorded
+    assert rows[1][header.index("params")] == 420_000
 
 
 def test_speed_figure_needs_a_speed(tmp_path):
     a = load_run(make_run(tmp_path, "r", "a0.tiny", [0.1], [1.0]))
     written = plot_runs([a], tmp_path / "figs")
-    assert [p.name for p in written] == ["curves_vs_epochs.png", "curves_vs_epochs.svg"]
+    assert [p.name for p in written] == [f"curves_vs_{x}.{fmt}"
+                                         for x in ("epochs", "samples", "seconds")
+                                         for fmt in ("png", "svg")]
 
 
 def test_bench_table_speeds_take_the_best_batch_size(tmp_path):
@@ -88,4 +91,4 @@ def test_plot_command_measures_params_and_speed_from_checkpoints(tmp_path, capsy
         rows = f.read().splitlines()
     fields = dict(zip(rows[0].split(","), rows[1].split(","), strict=True))
     assert int(fields["params"]) == model.count_params()
-    assert float(fields["forward pos/s"]) > 0 and not math.isnan(float(fields["top1"]))
+    assert float(fields["forward pos/s"]) > 0 and float(fields["top-1 % [95% CI]"]) == 20.0

@@ -111,5 +111,5 @@ def test_numbers_print_without_float_noise():
     assert fmt_number(12.345) == "12.3"
     assert fmt_number(0.41234) == "0.412"
     assert fmt_number(3) == "3"
-    assert fmt_p(0.0001) == "<0.001"
+    assert fmt_p(0.0001) == "<=0.001"
     assert fmt_with_interval(Estimate(0.412, 0.398, 0.426), percent=True) == "41.2 [39.8, 42.6]"

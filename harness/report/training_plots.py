@@ -85,20 +85,50 @@ def _save(fig, out_dir: Path, stem: str) -> list[Path]:
 _PANELS = (("val_policy_top1", "policy accuracy (top-1)"), ("val_value_mse", "value MSE"))
 
 
-def plot_curves(runs: Sequence[RunCurves], out_dir: str | Path) -> list[Path]:
-    """Validation accuracy and value MSE against epochs, one line per run."""
+# x axes of the curves: (metrics column, label, file stem). Equal-compute
+# comparisons are read against samples and seconds, not epochs.
+CURVE_AXES = (
+    ("epoch", "epoch", "curves_vs_epochs"),
+    ("samples_seen", "training samples", "curves_vs_samples"),
+    ("wall_time_s", "training wall seconds", "curves_vs_seconds"),
+)
+
+
+def x_values(run: RunCurves, column: str) -> list[float]:
+    """A curve's x values; runs written before ``samples_seen`` existed sum ``samples``."""
+    values = run.columns.get(column, [])
+    if column == "samples_seen" and (not values or all(math.isnan(v) for v in values)):
+        total, values = 0.0, []
+        for n in run.columns.get("samples", []):
+            total += 0.0 if math.isnan(n) else n
+            values.append(total)
+    return values
+
+
+def plot_curves(runs: Sequence[RunCurves], out_dir: str | Path, x_column: str = "epoch",
+                xlabel: str = "epoch", stem: str = "curves_vs_epochs") -> list[Path]:
+    """Validation accuracy and value MSE against ``x_column``, one line per run.
+
+    The shaded band is each point's 95% interval (a bootstrap over games).
+    """
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
     for ax, (column, label) in zip(axes, _PANELS, strict=True):
         for run in runs:
-            ax.plot(run.columns.get("epoch", []), run.columns.get(column, []), marker="o",
-                    markersize=3, label=run.name)
-        ax.set_xlabel("epoch")
-        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            x, y = x_values(run, x_column), run.columns.get(column, [])
+            if len(x) != len(y):
+                continue
+            (line,) = ax.plot(x, y, marker="o", markersize=3, label=run.name)
+            low, high = run.columns.get(f"{column}_low"), run.columns.get(f"{column}_high")
+            if low and high and len(low) == len(x):
+                ax.fill_between(x, low, high, color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.set_xlabel(xlabel)
+        if x_column == "epoch":
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize="small")
-    fig.suptitle("validation metrics by epoch")
-    return _save(fig, Path(out_dir), "curves_vs_epochs")
+    fig.suptitle(f"validation metrics by {xlabel} (bands: 95% intervals)")
+    return _save(fig, Path(out_dir), stem)
 
 
 def plot_final_vs(runs: Sequence[RunCurves], out_dir: str | Path, attribute: str,
@@ -151,10 +181,20 @@ def _is_rate(column: str) -> bool:
 
 
 def summary_rows(runs: Sequence[RunCurves]) -> tuple[list[str], list[list[object]]]:
-    header = ["run", "model", "epochs", "params", "forward pos/s", "top1", "top5", "value mse"]
-    rows = [[r.name, r.model, len(r.columns.get("epoch", [])), r.params or "",
-             round(r.speed) if r.speed else "", r.final("val_policy_top1"),
-             r.final("val_policy_top5"), r.final("val_value_mse")] for r in runs]
+    """The last epoch of each run: compute spent and validation metrics with intervals."""
+    from harness.stats import Estimate, fmt_with_interval
+
+    def cell(run: RunCurves, column: str, percent: bool) -> str:
+        estimate = Estimate(*(run.final(f"{column}{s}") for s in ("", "_low", "_high")))
+        return fmt_with_interval(estimate, percent=percent, decimals=1 if percent else 3)
+
+    header = ["run", "model", "params", "forward pos/s", "samples", "train s",
+              "top-1 % [95% CI]", "top-5 % [95% CI]", "value MSE [95% CI]"]
+    rows = [[r.name, r.model, r.params or "", round(r.speed) if r.speed else "",
+             int(x_values(r, "samples_seen")[-1]) if x_values(r, "samples_seen") else "",
+             round(r.final("wall_time_s")) if not math.isnan(r.final("wall_time_s")) else "",
+             cell(r, "val_policy_top1", True), cell(r, "val_policy_top5", True),
+             cell(r, "val_value_mse", False)] for r in runs]
     return header, rows
 
 
@@ -164,7 +204,10 @@ def plot_runs(runs: Sequence[RunCurves], out_dir: str | Path,
     for run in runs:
         if speeds and run.speed is None:
             run.speed = speeds.get(run.model) or speeds.get(run.name)
-    written = plot_curves(runs, out_dir)
+    written = []
+    for x_column, xlabel, stem in CURVE_AXES:
+        if any(x_values(r, x_column) for r in runs):
+            written += plot_curves(runs, out_dir, x_column, xlabel, stem)
     if any(r.params for r in runs):
         written += plot_final_vs(runs, out_dir, "params", "parameters")
     if any(r.speed for r in runs):

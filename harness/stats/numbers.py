@@ -51,7 +51,7 @@ def fmt_with_interval(estimate: Estimate, *, percent: bool = False, decimals: in
 
 
 def fmt_p(p: float) -> str:
-    """A p-value: three decimals, ``<0.001`` below that."""
+    """A p-value: three decimals; ``<=0.001`` at the bootstrap's resolution or below."""
     if p is None or math.isnan(p):
         return ""
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+    return "<=0.001" if p <= 0.001 else f"{p:.3f}"
