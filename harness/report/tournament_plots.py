@@ -25,14 +25,15 @@ def plot_win_matrix(matrix: pd.DataFrame, path: str | Path) -> Path:
     for i in range(n):
         for j in range(n):
             if not np.isnan(values[i, j]):
-                ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=8)
-    ax.set_title("Score of row player against column player")
+                ax.text(j, i, f"{100 * values[i, j]:.0f}", ha="center", va="center", fontsize=8)
+    ax.set_title("Score of row player against column player (%)")
     fig.colorbar(image, ax=ax, fraction=0.046)
     return save_figure(fig, path)
 
 
 def plot_elo(ranking: pd.DataFrame, path: str | Path) -> Path:
-    """Elo of each player with its 95% interval, strongest on top."""
+    """Elo of each player with its 95% interval, strongest on top (``ranking``: the CSV
+    columns of :func:`harness.arena.tables.ranking_table`)."""
     frame = ranking.iloc[::-1]
     fig, ax = plt.subplots(figsize=(7, 1.0 + 0.45 * len(frame)))
     err = np.vstack([frame["elo"] - frame["elo_low"], frame["elo_high"] - frame["elo"]])
