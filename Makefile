@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 GNUGO := /usr/games/gnugo
 CONFIG ?= configs/quick.toml
 
-.PHONY: run test install gnugo lint bench clean
+.PHONY: run test install gnugo sabaki chromium lint bench clean
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
@@ -28,10 +28,27 @@ gnugo:
 		|| echo "warning: could not install gnugo; GNU Go tests will skip"; \
 	else echo "warning: gnugo not installed and not root; GNU Go tests will skip"; fi
 
+# @sabaki/sgf, the SGF parser of the Sabaki editor, reads the harness's SGF in
+# the tests (tests/test_sabaki_sgf.py); pinned in tests/js/package-lock.json.
+sabaki:
+	@if [ -d tests/js/node_modules/@sabaki/sgf ]; then :; \
+	elif command -v npm >/dev/null 2>&1; then \
+		(cd tests/js && npm ci --no-audit --no-fund --silent) \
+		|| echo "warning: could not install @sabaki/sgf; its tests will skip"; \
+	else echo "warning: npm not installed; @sabaki/sgf tests will skip"; fi
+
+# Headless Chromium opens report.html in a slow test (tests/test_report_browser.py).
+chromium:
+	@if command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null \
+		|| echo "warning: could not install chromium; the browser test will skip"; \
+	else echo "warning: chromium not installed and not root; the browser test will skip"; fi
+
 run: install gnugo
 	$(BIN)/harness suite $(CONFIG)
 
-test: install gnugo
+test: install gnugo sabaki chromium
 	$(BIN)/python -m pytest -n 2 -q
 
 lint: install
