@@ -69,3 +69,30 @@ def test_the_fit_is_the_maximum_a_posteriori_found_by_a_general_optimizer():
     expected = (r - r[0]) * ELO_PER_NAT
     ratings = bradley_terry(games, names, anchor="a")
     assert np.allclose(ratings.elo, expected, atol=1e-3)
+
+
+def test_an_unbeaten_players_los_is_finite_and_cautious_against_the_exact_posterior():
+    """x beat y n-0. The prior (two virtual games against a player rated 0) keeps
+    the fit finite; the exact posterior P(x > y) under that prior, integrated
+    numerically, is the reference. The normal approximation stays below it and
+    crosses 0.95 at 5-0, as a one-sided sign test does (p = 1/32)."""
+    from scipy.integrate import dblquad
+    from scipy.special import log_expit
+
+    def exact(n):
+        def density(b, a):
+            prior = log_expit(a) + log_expit(-a) + log_expit(b) + log_expit(-b)
+            return np.exp(n * log_expit(a - b) + prior)
+
+        total = dblquad(density, -12, 12, -12, 12)[0]
+        return dblquad(density, -12, 12, -12, lambda a: a)[0] / total
+
+    los = {}
+    for n in (4, 5):
+        games = [Outcome("x", "y", 1.0) if k % 2 == 0 else Outcome("y", "x", 0.0)
+                 for k in range(n)]
+        los[n] = bradley_terry(games, ["x", "y"]).likelihood_of_superiority("x", "y")
+        assert np.isfinite(bradley_terry(games, ["x", "y"]).elo).all()
+        assert los[n] < exact(n)
+    assert los[4] < 0.95 <= los[5]
+    assert exact(5) > 0.99

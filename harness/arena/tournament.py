@@ -508,7 +508,9 @@ def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -
     write_table(unresolved, out / "unresolved", display=readable(unresolved, READABLE_UNRESOLVED))
     write_table(wins, out / "win_matrix", index=True,
                 display=readable_matrix(wins, "row's score against column (%)"))
-    write_table(games_matrix(outcomes, names), out / "games_matrix", index=True)
+    played = games_matrix(outcomes, names)
+    write_table(played, out / "games_matrix", index=True,
+                display=played.rename_axis("rated games between row and column"))
     write_table(colours, out / "colours", display=readable(colours, READABLE_COLOURS))
     plot_elo(ranking, out / "elo.png")
     plot_win_matrix(wins, out / "win_matrix.png")
