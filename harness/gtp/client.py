@@ -40,6 +40,8 @@ STDERR_TAIL_LINES = 40
 PIPELINE_BYTES = 8192
 
 _EOF = None  # queued by the reader thread when stdout closes
+_DIGITS = frozenset("0123456789")
+MAX_ID_DIGITS = 18  # a GTP id is an int; 18 digits fit in 64 bits
 
 
 class GTPError(RuntimeError):
@@ -82,12 +84,14 @@ def parse_response(lines: Sequence[str]) -> tuple[bool, int | None, str]:
     id; the text is the rest of that line plus the following lines, stripped.
     """
     if not lines or not lines[0] or lines[0][0] not in "=?":
-        raise ValueError(f"not a GTP response: {lines!r}")
+        raise ValueError(f"not a GTP response: {lines[:3]!r}"[:300])
     first = lines[0]
     success = first[0] == "="
     i = 1
-    while i < len(first) and first[i].isdigit():
+    while i < len(first) and first[i] in _DIGITS:  # ASCII only: int() refuses "²"
         i += 1
+    if i - 1 > MAX_ID_DIGITS:  # int() of over 4,300 digits raises; no engine numbers so high
+        raise ValueError(f"not a GTP response: an id of {i - 1:,} digits")
     ident = int(first[1:i]) if i > 1 else None
     text = "\n".join([first[i:], *lines[1:]]).strip()
     return success, ident, text
@@ -96,7 +100,7 @@ def parse_response(lines: Sequence[str]) -> tuple[bool, int | None, str]:
 def _split_id(command: str) -> tuple[int | None, str]:
     """Split an optional leading numeric id from a command line."""
     head, _, rest = command.partition(" ")
-    if head.isdigit():
+    if head and len(head) <= MAX_ID_DIGITS and all(c in _DIGITS for c in head):
         return int(head), rest.strip()
     return None, command
 
@@ -333,7 +337,10 @@ class GTPClient:
                 break
             else:
                 lines.append(line)
-        ok, got_id, text = parse_response(lines)
+        try:
+            ok, got_id, text = parse_response(lines)
+        except ValueError as exc:
+            self._fail(GTPEngineError, f"malformed answer ({exc})", command)
         if ident is not None and got_id != ident:
             self._fail(GTPEngineError, f"answer id {got_id} does not match command id {ident}",
                        command)

@@ -302,17 +302,17 @@ def split_games(data: bytes) -> list[GameBytes]:
 #
 # Linear time on every input, which takes two things: possessive quantifiers
 # (``++``, ``*+``: nothing is given back, so a failed match costs what it
-# read), and junk tokens that swallow whatever a failed property attempt read
-# -- a whole run of letters, or an identifier whose value never closes (it can
-# only fail by reaching the end of the data) together with the rest of the
-# data. Otherwise each of n letters, or each ``x[`` inside an unclosed comment,
-# would start an O(n) attempt of its own: O(n^2) in all.
+# read), and one junk token that swallows the rest of the main line (reading
+# stops at the first syntax error anyway). Otherwise each of n letters, or each
+# ``x[`` inside an unclosed comment, would start an O(n) attempt of its own --
+# O(n^2) in all -- and n junk bytes would still cost n Python tuples. For the
+# same reason a run of empty nodes (``;;;;``) is one token: count its ``;``.
 _TOKEN = re.compile(
     rb";\s*+([BW])\s*+\[([a-z]{2}|)\](?=\s*+(?:[;(]|\Z))"
-    rb"|([A-Za-z]++)\s*+((?:\[[^\]\\]*+(?:\\.[^\]\\]*+)*+\]\s*+)++)|(;)|(\()"
-    rb"|([A-Za-z]++\s*+\[.*|[A-Za-z]++|\S)",
+    rb"|([A-Za-z]++)\s*+((?:\[[^\]\\]*+(?:\\.[^\]\\]*+)*+\]\s*+)++)|(;(?:\s*+;)*+)|(\()|(\S.*)",
     re.S,
 )
+_LETTERS = re.compile(rb"[A-Za-z]+")
 _VALUE = re.compile(rb"\[([^\]\\]*(?:\\.[^\]\\]*)*)\]", re.S)
 _SOFT_BREAK = re.compile(rb"\\(?:\r\n|\n\r|\n|\r)")
 _ESCAPE = re.compile(rb"\\(.)", re.S)
@@ -375,6 +375,7 @@ def parse_main_line(game: bytes, main_end: int | None = None) -> list[Node]:
                     continue
             props.append((ident, group))
         elif semi:
+            nodes.extend([] for _ in range(semi.count(b";") - 1))  # empty nodes
             props = []
             nodes.append(props)
         elif junk:
@@ -394,10 +395,11 @@ def _junk_message(text: bytes, junk: bytes) -> str:
         if m.group(7):
             at = m.start(7)
             context = text[at : at + 12]
-            if junk.isalpha():
-                return f"syntax error at byte {at}: property {_show(context)} has no value"
-            if junk[:1].isalpha():
+            letters = _LETTERS.match(junk)
+            if letters and junk[letters.end() :].lstrip()[:1] == b"[":
                 return f"syntax error at byte {at}: the value of {_show(context)} never closes"
+            if letters:
+                return f"syntax error at byte {at}: property {_show(context)} has no value"
             return f"syntax error at byte {at}: unexpected {_show(context)}"
     return "syntax error"
 

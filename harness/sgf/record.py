@@ -313,11 +313,11 @@ def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: by
             if p is None:
                 p = read_point(point, size, f"move {len(moves) + 1}")  # raises
             append((_COLOR[color], p))
-        elif semi:
-            node += 1
+        elif semi:  # one or more node starts (a run of empty nodes is one token)
             if comment is not None:
-                _comment(record, comment, node - 1, charset, keep_comments)
+                _comment(record, comment, node, charset, keep_comments)
                 comment = None
+            node += semi.count(b";")
         elif ident:
             if not ident.isupper():
                 ident = normalise_ident(ident)

@@ -1,0 +1,405 @@
+"""Fuzzing every reader of untrusted input: no input escapes as an exception.
+
+Targets, each with the one promise it makes about bad input:
+
+- the SGF reader (``parse_sgf_bytes``): any bytes give records, each either
+  readable or rejected with a reason; never an exception;
+- the streaming reader (``read_stream`` in small chunks): exactly the records
+  of the whole-bytes reader (a differential check of the chunked splitter);
+- ingest's conversion (``convert_record`` of every record read): an outcome,
+  kept or rejected, never an exception;
+- the GTP engine (``GTPEngine.handle``): a well-formed ``=``/``?`` answer or
+  nothing, never an exception;
+- the GTP client's response parser (``parse_response``): the text, or the one
+  ``ValueError`` it documents for a line that is no response;
+- the config loaders (train, rl, suite, tournament TOML): a config, or a
+  one-line ``ConfigError``.
+
+Inputs are mutations of real files (the development SGFs when present, the
+repository's fixtures and configs otherwise) plus hypothesis-generated ones.
+The default run spends a fixed budget of about a second per target; the long
+mode, ``pytest -m fuzz -s tests/test_fuzz_inputs.py``, feeds 1,000,000 inputs
+and prints per target: inputs, rejects, escapes, and the slowest input per
+KB. Escaping inputs are written to the pytest tmp directory for replay.
+Timings are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from harness.config_io import ConfigError
+from harness.data.convert import ConvertSettings, convert_record
+from harness.devdata import dev_data_dir
+from harness.sgf import parse_sgf_bytes
+from harness.sgf.record import RecordError, looks_binary, read_handicap, read_result
+from harness.sgf.sources import ReadOptions, read_stream
+from harness.sgf.streams import sniff
+
+REPO = Path(__file__).resolve().parents[1]
+DEV_SGF = dev_data_dir() / "dev-sgf"
+DEFAULT_SECONDS = 1.0  # per target in the default run
+LONG_INPUTS = {  # the long mode: 1,000,000 inputs in all
+    "reader": 450_000,
+    "stream": 100_000,
+    "convert": 200_000,
+    "gtp_engine": 150_000,
+    "gtp_client": 50_000,
+    "config": 50_000,
+}
+SLOW_SECONDS_PER_100KB = 0.1  # the issue's bar, reported (not asserted)
+
+
+# --- corpus and mutations -----------------------------------------------------
+
+
+def sgf_corpus() -> list[bytes]:
+    """Real SGF files: the development set when present, else the repository's fixtures."""
+    files = sorted(DEV_SGF.rglob("*")) if DEV_SGF.is_dir() else []
+    files += sorted((REPO / "tests" / "fixtures").rglob("*.sgf"))
+    return [f.read_bytes() for f in files if f.is_file() and f.suffix.lower() == ".sgf"]
+
+
+HOSTILE = [
+    b"HA[" + b"9" * 5000 + b"]",
+    b"CA[UTF\x008]",
+    b"KO[7.5]",
+    b"HA[7.5]",
+    b"RE[B+0.0]",
+    b"KM[" + b"9" * 400 + b"]",
+    b"KM[nan]",
+    b"SZ[" + b"1" * 5000 + b"]",
+    b"SZ[0]",
+    b"SZ[19:13]",
+    b"AB[aa:ss]",
+    b"CA[idna]PB[\xff\xfe]",
+    b"CA[punycode]PW[\xc3\xa9]",
+    b"CA[rot13]",
+    b"PB[a\x00b]",
+    b"C[\\",
+    b";B[zz]",
+    b";W[]",
+    b"(;GM[1]",
+    b"RE[B" + b" " * 3000 + b"x]",
+]
+RUNS = [b"x", b"9", b" ", b"[", b"\\", b"(", b";", b"a[", b"\xff", b"]"]
+
+
+def mutate(data: bytes, rng: random.Random) -> bytes:
+    """One to three random edits: flips, inserts, deletions, repeats, runs, splices, cuts."""
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 3)):
+        n = len(out)
+        at = rng.randint(0, n)
+        op = rng.randrange(8)
+        if op == 0 and n:
+            for _ in range(rng.randint(1, 8)):
+                out[rng.randrange(n)] = rng.randrange(256)
+        elif op == 1:
+            out[at:at] = bytes(rng.choice(b"[]();\\:+-.0123456789ABWabtz \n\x00"))
+        elif op == 2 and n:
+            out[at : at + rng.randint(1, 64)] = b""
+        elif op == 3 and n:
+            end = min(n, at + rng.randint(1, 256))
+            out[at:at] = out[at:end] * rng.randint(1, 4)
+        elif op == 4:
+            size = rng.choice((10, 100, 1000, 10_000, 100_000))
+            out[at:at] = rng.choice(RUNS) * rng.randint(1, size)
+        elif op == 5:
+            out[at:at] = rng.choice(HOSTILE)
+        elif op == 6:
+            del out[at:]
+        else:
+            out[at:at] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 16)))
+    return bytes(out)
+
+
+# --- running a target ---------------------------------------------------------------
+
+
+@dataclass
+class Tally:
+    target: str
+    inputs: int = 0
+    rejects: int = 0
+    escapes: list[tuple[str, bytes]] = field(default_factory=list)
+    slow: int = 0  # inputs over SLOW_SECONDS_PER_100KB (at least 100 KB counted)
+    slowest_ms_per_kb: float = 0.0  # over inputs of 1 KB or more
+    slowest_size: int = 0
+
+    def line(self) -> str:
+        return (
+            f"{self.target:>10}: {self.inputs:>9,} inputs, {self.rejects:>9,} rejects, "
+            f"{len(self.escapes)} escapes, {self.slow} slow, slowest "
+            f"{self.slowest_ms_per_kb:.3f} ms/KB ({self.slowest_size:,} B)"
+        )
+
+
+def run(
+    target: str,
+    check: Callable[[bytes], bool],
+    inputs: Iterator[bytes],
+    *,
+    count: int | None = None,
+    seconds: float | None = None,
+    save_to: Path | None = None,
+) -> Tally:
+    """Feed ``inputs`` to ``check`` (True: rejected, False: accepted; raising: an escape)."""
+    tally = Tally(target)
+    stop = None if seconds is None else time.perf_counter() + seconds
+    for data in inputs:
+        if count is not None and tally.inputs >= count:
+            break
+        if stop is not None and time.perf_counter() > stop:
+            break
+        began = time.perf_counter()
+        try:
+            tally.rejects += bool(check(data))
+        except Exception as exc:
+            tally.escapes.append((f"{type(exc).__name__}: {exc}"[:300], data))
+            if save_to is not None:
+                save_to.mkdir(parents=True, exist_ok=True)
+                (save_to / f"{target}-{len(tally.escapes)}.bin").write_bytes(data)
+        took = time.perf_counter() - began
+        tally.inputs += 1
+        if took > SLOW_SECONDS_PER_100KB * max(1.0, len(data) / 102_400):
+            tally.slow += 1
+        if len(data) >= 1024 and took * 1e3 / (len(data) / 1024) > tally.slowest_ms_per_kb:
+            tally.slowest_ms_per_kb = took * 1e3 / (len(data) / 1024)
+            tally.slowest_size = len(data)
+    return tally
+
+
+def mutations(corpus: list[bytes], seed: int) -> Iterator[bytes]:
+    rng = random.Random(seed)
+    while True:
+        yield mutate(rng.choice(corpus), rng)
+
+
+# --- the targets -----------------------------------------------------------------------
+
+
+def check_reader(data: bytes) -> bool:
+    records = parse_sgf_bytes(data)
+    assert records, "every input gives at least one record (a reject saying why)"
+    for r in records:
+        assert r.reject is None or (isinstance(r.reject, str) and r.reject.strip())
+    return any(r.reject for r in records)
+
+
+def check_stream(data: bytes) -> bool:
+    """Fed in 4 KiB chunks, the stream reader must find exactly the same records."""
+    options = ReadOptions(chunk_bytes=4096)
+    chunked = list(read_stream(io.BytesIO(data), "<fuzz>", "fuzz.sgf", options))
+    if sniff(data) or looks_binary(data):
+        return True  # a stream is sniffed first (compressed? binary?): not comparable
+    whole = parse_sgf_bytes(data, "<fuzz>")
+    assert [(r.moves, r.reject, r.komi, r.result) for r in chunked] == [
+        (r.moves, r.reject, r.komi, r.result) for r in whole
+    ], "chunked reading differs from whole reading"
+    return any(r.reject for r in whole)
+
+
+def check_convert(data: bytes) -> bool:
+    rejected = False
+    for record in parse_sgf_bytes(data):
+        outcome = convert_record(record, ConvertSettings(board_size=record.size))
+        assert outcome.kind in ("kept", "rejected")
+        assert outcome.kind == "kept" or outcome.reason
+        rejected |= outcome.kind == "rejected"
+    return rejected
+
+
+def gtp_engine_check() -> Callable[[bytes], bool]:
+    from harness.gtp.engine import GTPEngine
+    from harness.players.random_player import RandomPlayer
+
+    engine = GTPEngine(RandomPlayer(seed=0), size=9)
+
+    def check(data: bytes) -> bool:
+        line = data.decode("utf-8", errors="replace")
+        if "loadsgf" in line:  # reads files by name: not fuzzed with random paths
+            return True
+        answer = engine.handle(line)
+        if answer is None:
+            return False
+        assert answer[:1] in ("=", "?") and answer.endswith("\n\n"), repr(answer[:80])
+        if engine.finished:  # "quit": a fresh engine for the next input
+            engine.__init__(RandomPlayer(seed=0), size=9)
+        return answer.startswith("?")
+
+    return check
+
+
+GTP_COMMANDS = [
+    b"boardsize 9", b"clear_board", b"komi 6.5", b"play b E5", b"play w C3", b"genmove b",
+    b"genmove w", b"undo", b"showboard", b"final_score", b"final_status_list dead",
+    b"time_settings 0 5 1", b"time_left b 10 1", b"kgs-time_settings byoyomi 10 5 3",
+    b"fixed_handicap 4", b"set_free_handicap C3 G7", b"known_command play", b"list_commands",
+    b"12 name", b"protocol_version", b"reg_genmove b", b"kgs-genmove_cleanup w", b"quit",
+]
+
+
+def check_gtp_client(data: bytes) -> bool:
+    from harness.gtp.client import parse_response
+
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    try:
+        ok, _ident, _text = parse_response(lines)
+    except ValueError as exc:
+        assert str(exc).startswith("not a GTP response")
+        return True
+    return not ok
+
+
+GTP_RESPONSES = [b"= ", b"=1 E5", b"? illegal move", b"=12 \nA1 B2\nC3", b"= resign", b"?"]
+
+
+def config_check(tmp: Path) -> Callable[[bytes], bool]:
+    from harness.arena.tournament import TournamentConfig
+    from harness.config_io import from_mapping, read_toml
+    from harness.rl.config import load_config as load_rl
+    from harness.suite.config import load_suite_config
+    from harness.train.config import ConfigError as TrainConfigError
+    from harness.train.config import load_config as load_train
+
+    path = tmp / "fuzz.toml"
+
+    def tournament(p: Path):
+        table = read_toml(p)
+        return from_mapping(TournamentConfig, dict(table.get("tournament", table)), str(p))
+
+    def check(data: bytes) -> bool:
+        path.write_bytes(data)
+        refused = 0
+        for load in (load_train, load_rl, load_suite_config, tournament):
+            try:
+                load(path)
+            except (ConfigError, TrainConfigError):
+                refused += 1
+        return refused == 4
+
+    return check
+
+
+def config_corpus() -> list[bytes]:
+    return [p.read_bytes() for p in sorted((REPO / "configs").glob("*.toml"))]
+
+
+# --- default run: a fixed time budget ------------------------------------------------
+
+
+def _assert_no_escape(tally: Tally) -> None:
+    print(tally.line())
+    shown = "\n".join(f"  {why}" for why, _ in tally.escapes[:5])
+    assert not tally.escapes, f"{len(tally.escapes)} inputs escaped:\n{shown}"
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[bytes]:
+    return sgf_corpus()
+
+
+def _targets(corpus: list[bytes], tmp: Path) -> dict[str, tuple[Callable, Iterator[bytes]]]:
+    return {
+        "reader": (check_reader, mutations(corpus, 1)),
+        "stream": (check_stream, mutations(corpus, 2)),
+        "convert": (check_convert, mutations(corpus, 3)),
+        "gtp_engine": (gtp_engine_check(), mutations(GTP_COMMANDS, 4)),
+        "gtp_client": (check_gtp_client, mutations(GTP_RESPONSES, 5)),
+        "config": (config_check(tmp), mutations(config_corpus(), 6)),
+    }
+
+
+# Found by this suite, in loaders this change may only read (harness/config_io.py,
+# harness/train/config.py): tomllib raises UnicodeDecodeError on bytes that are
+# not UTF-8 and ValueError on an integer of over 4,300 digits, and read_toml
+# catches only TOMLDecodeError. Strict: when they are fixed this must be removed.
+CONFIG_ESCAPES = pytest.mark.xfail(
+    strict=True,
+    reason="read_toml lets UnicodeDecodeError and tomllib's int-limit ValueError escape",
+)
+
+
+@pytest.mark.parametrize(
+    "target", [pytest.param(t, marks=CONFIG_ESCAPES) if t == "config" else t for t in LONG_INPUTS]
+)
+def test_mutated_inputs_never_escape(target, corpus, tmp_path):
+    check, inputs = _targets(corpus, tmp_path)[target]
+    tally = run(target, check, inputs, seconds=DEFAULT_SECONDS, save_to=tmp_path / "escapes")
+    assert tally.inputs > 0
+    _assert_no_escape(tally)
+
+
+@pytest.mark.fuzz
+def test_long_fuzz_run(corpus, tmp_path):
+    """The long mode: 1,000,000 inputs over all targets; prints the counts for the report."""
+    tallies = []
+    for target, (check, inputs) in _targets(corpus, tmp_path).items():
+        began = time.perf_counter()
+        tally = run(target, check, inputs, count=LONG_INPUTS[target],
+                    save_to=tmp_path / "escapes")
+        tallies.append(tally)
+        rate = tally.inputs / max(1e-9, time.perf_counter() - began)
+        print(f"{tally.line()}, {rate:,.0f} inputs/s", flush=True)
+    total = sum(t.inputs for t in tallies)
+    escapes = sum(len(t.escapes) for t in tallies)
+    print(f"total: {total:,} inputs, {sum(t.rejects for t in tallies):,} rejects, "
+          f"{escapes} escapes, {sum(t.slow for t in tallies)} slow "
+          f"(escapes saved under {tmp_path / 'escapes'})")
+    assert total >= 1_000_000
+    for tally in tallies:
+        _assert_no_escape(tally)
+
+
+# --- property-based ---------------------------------------------------------------------
+
+PIECES = [b"(", b")", b";", b"[", b"]", b"\\", b"B", b"W", b"GM", b"SZ", b"KM", b"HA", b"KO",
+          b"RE", b"CA", b"AB", b"C", b"[aa]", b"[ee]", b"[19]", b"[9]", b"[7.5]", b"[B+0.0]",
+          b"[UTF-8]", b" ", b"\n", b"xyz"]
+sgf_like = st.lists(
+    st.one_of(st.sampled_from(PIECES), st.binary(max_size=6)), max_size=60
+).map(b"".join)
+quiet = settings(max_examples=300, deadline=None,
+                 suppress_health_check=[HealthCheck.too_slow])
+
+
+@quiet
+@given(sgf_like)
+def test_any_sgf_like_bytes_give_records_never_an_exception(data):
+    check_reader(data)
+    check_convert(data)
+
+
+@quiet
+@given(sgf_like)
+def test_reading_in_chunks_finds_the_same_records_as_reading_whole(data):
+    check_stream(data)
+
+
+@quiet
+@given(st.text(max_size=40), st.integers(5, 19))
+def test_a_handicap_value_is_a_handicap_a_komi_or_a_reason(text, size):
+    try:
+        handicap, komi = read_handicap(text, size)
+    except RecordError as exc:
+        assert str(exc).startswith("bad handicap HA[")
+        return
+    assert 0 <= handicap <= size * size
+    assert komi is None or handicap == 0
+
+
+@quiet
+@given(st.text(max_size=200))
+def test_any_result_text_reads_as_a_result(text):
+    result = read_result(text)
+    assert result.kind in ("score", "resign", "time", "forfeit", "draw", "void", "unknown")
