@@ -40,7 +40,8 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--budget-unit", "budget_unit", str,
      "wall_s (training wall seconds), cpu_s (process CPU seconds) or samples"),
     ("--precision", "precision", str,
-     "float32, mixed_bfloat16 (fast on CPUs with AMX/AVX512-BF16) or mixed_float16 (GPUs)"),
+     "auto (default: mixed_bfloat16 on CPUs with AMX/AVX512-BF16, else float32), float32, "
+     "mixed_bfloat16 or mixed_float16 (GPUs)"),
 )
 
 

@@ -17,15 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.cpu import PRECISIONS as CPU_PRECISIONS
 from harness.train.distribute import STRATEGIES
 from harness.train.schedules import SCHEDULES, ScheduleSpec
 
 OPTIMIZERS = ("sgd", "adam")
 VALUE_LOSSES = ("auto", "mse", "bce")
 HEADS = ("policy", "value", "ownership", "score")
-# Keras dtype policies. mixed_bfloat16 runs the convolutions in bfloat16 with
-# float32 weights: 1.6-1.7x the float32 speed on CPUs with AMX/AVX512-BF16.
-PRECISIONS = ("float32", "mixed_bfloat16", "mixed_float16")
+# Keras dtype policies, or "auto": the CPU's native one (harness.cpu).
+# mixed_bfloat16 runs the convolutions in bfloat16 with float32 weights:
+# 1.3-1.7x the float32 speed on CPUs with AMX/AVX512-BF16, slower elsewhere.
+PRECISIONS = CPU_PRECISIONS
 # What a compute budget counts: training wall seconds, process CPU seconds
 # (all threads), or training samples. Validation is never charged.
 BUDGET_UNITS = ("wall_s", "cpu_s", "samples")
@@ -76,7 +78,7 @@ class TrainConfig:
     heads: tuple[str, ...] = ()  # extra heads to build (ownership, score); empty: model default
     seed: int = 0
     tensorboard: bool = True
-    precision: str = "float32"  # a Keras dtype policy, see PRECISIONS
+    precision: str = "auto"  # a Keras dtype policy or auto, see PRECISIONS
     # tf.distribute strategy (harness.train.distribute): auto, none, mirrored, multi-worker.
     strategy: str = "auto"
     # A compute budget (0: none, train ``epochs`` x ``epoch_samples``). With a

@@ -163,12 +163,15 @@ def make_plan(config: TrainConfig, *, resume: bool):
 
 @contextlib.contextmanager
 def dtype_policy(name: str):
-    """Build layers under the Keras dtype policy ``name``. Layers record their
-    policy in the saved config, so checkpoints reload with the same precision."""
+    """Build layers under the Keras dtype policy ``name`` (``auto``: this CPU's
+    native one). Layers record their policy in the saved config, so
+    checkpoints reload with the same precision."""
     import keras
 
+    from harness.cpu import resolve_precision
+
     previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(name)
+    keras.config.set_dtype_policy(resolve_precision(name))
     try:
         yield
     finally:
