@@ -139,3 +139,25 @@ def test_the_environment_forces_a_runtime(monkeypatch):
         default_inference()
     monkeypatch.delenv("HARNESS_INFERENCE")
     assert default_inference() == "auto"
+
+
+def test_a_mixed_precision_model_exports_from_a_float32_copy(tmp_path, monkeypatch):
+    import keras
+
+    from harness.nets.export import float32_copy, is_float32
+
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        model = build_model("mobile.tiny", SIZE, PLANES, seed=2)
+    finally:
+        keras.config.set_dtype_policy("float32")
+    copy = float32_copy(model)
+    assert not is_float32(model) and is_float32(copy)
+    assert all(np.array_equal(a, b) for a, b in zip(model.get_weights(), copy.get_weights(),
+                                                    strict=True))
+    planes = sample_planes((SIZE, SIZE, PLANES), 8)
+    # bfloat16 rounding (8 bits of mantissa) moves outputs by well under 5%.
+    assert max(disagreement(keras_forward(copy), keras_forward(model), planes)) < 0.05
+    forward = onnx_forward(exported(model))
+    assert max(disagreement(forward, keras_forward(copy), planes)) < TOLERANCE

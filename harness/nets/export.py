@@ -10,8 +10,9 @@ memory are keyed by the SHA-256 of their config and weights instead.
 
 Keras 3 exports through tf2onnx (``model.export(format="onnx")``); the
 harness's custom layers use ``keras.ops`` only and export like stock layers.
-A model under a mixed-precision policy cannot export (Keras requires
-float32); callers fall back to Keras.
+Keras exports float32 models only, so a model trained under a mixed
+precision policy is exported from a float32 copy with the same weights
+(mixed precision keeps its weights in float32 anyway).
 """
 
 from __future__ import annotations
@@ -73,6 +74,31 @@ def onnx_path(model_path: str | os.PathLike | None, key: str, stem: str = "model
     return cache_dir() / f"{stem}.{key}.onnx"
 
 
+def is_float32(model) -> bool:
+    return all(layer.dtype_policy.name == "float32" for layer in model.layers)
+
+
+def float32_copy(model):
+    """``model`` itself if it computes in float32, else a copy that does,
+    with the same weights."""
+    if is_float32(model):
+        return model
+    import keras
+
+    def retype(node):
+        if isinstance(node, dict):
+            if node.get("class_name") in ("DTypePolicy", "FloatDTypePolicy"):
+                return {**node, "class_name": "DTypePolicy", "config": {"name": "float32"}}
+            return {key: retype(value) for key, value in node.items()}
+        if isinstance(node, list):
+            return [retype(value) for value in node]
+        return node
+
+    copy = keras.Model.from_config(retype(model.get_config()))
+    copy.set_weights(model.get_weights())
+    return copy
+
+
 def export_onnx(model, path: str | os.PathLike) -> Path:
     """Write ``model``'s inference graph to ``path`` (input ``planes`` with a
     free batch axis; outputs named like the model's), atomically: a reader never
@@ -103,5 +129,5 @@ def exported(model, model_path: str | os.PathLike | None = None) -> Path:
     key = file_hash(model_path) if model_path is not None else weights_hash(model)
     path = onnx_path(model_path, key, getattr(model, "name", "model"))
     if not path.is_file():
-        export_onnx(model, path)
+        export_onnx(float32_copy(model), path)
     return path

@@ -272,12 +272,15 @@ def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: 
     wanted = [] if inference == "keras" else (
         [inference] if inference != "auto" else (list(BUILDERS) if source else []))
     sample = sample_planes(model.inputs[0].shape[1:]) if wanted else None
+    reference = keras
     for name in wanted:
         try:
-            from harness.nets.export import exported
+            from harness.nets.export import exported, float32_copy, is_float32
 
+            if reference is keras and not is_float32(model):  # the export runs in float32
+                reference = keras_forward(float32_copy(model), value_head, keras_mode)
             forward = BUILDERS[name](exported(model, source), value_head)
-            forwards[name] = checked(forward, keras, sample, name)
+            forwards[name] = checked(forward, reference, sample, name)
         except Exception as error:  # a runtime that is missing, fails or disagrees
             if inference != "auto":
                 raise
