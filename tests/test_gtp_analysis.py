@@ -259,3 +259,14 @@ def test_policy_heat_map_from_the_engine_labels_the_best_prior():
     assert answer.startswith("= COLOR #") and answer.endswith("\n\n")
     labels = next(line for line in answer.split("\n") if line.startswith("LABEL "))
     assert VERTEX.match(labels.split()[1])
+
+
+def test_genmove_analyze_honours_the_clock_like_genmove():
+    player = oracle_player(playouts=10_000)
+    engine = GTPEngine(player, size=9, komi=7.5)
+    engine.handle("time_settings 0 1 1")
+    engine.handle("time_left b 0.1 1")  # byo-yomi: 0.1 s for this move, 0.8 of it spent
+    answer = engine.handle("kata-genmove_analyze b 2")
+    assert answer.split("\n")[-3].startswith("play ")
+    assert player.move_time == pytest.approx(0.08)
+    assert len(engine.game.moves) == 1

@@ -12,6 +12,7 @@ printing the same lines, then ``play VERTEX``.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from typing import Protocol
@@ -146,11 +147,17 @@ class AnalysisCommands:
         color = request.color if request.color is not None else engine.game.to_play
         engine.game.to_play = color
         budget = int(getattr(engine.player, "playouts", self.config.step_playouts))
+        # Under a clock, the search stops at the time genmove would spend.
+        seconds = engine.clock.move_budget(color, len(engine.game.moves), engine.game.size**2)
+        deadline = math.inf if seconds is None else time.monotonic() + seconds
         analyzer = Analyzer(engine.player, engine.game, color, self.config)
         out.write(f"={ident}\n")
         interval = request.interval / 100.0
         while analyzer.playouts < budget and not analyzer.exhausted:
-            self._search_for(interval or 3600.0, analyzer, out, False, until_playouts=budget)
+            span = min(interval or 3600.0, deadline - time.monotonic())
+            if span <= 0:
+                break
+            self._search_for(span, analyzer, out, False, until_playouts=budget)
             if request.interval:
                 out.write(self._line(analyzer, request, kata) + "\n")
         # The player's own rules (resignation, clock, pass rule) pick the move;
