@@ -179,16 +179,21 @@ def write_table(
     *,
     index: bool = False,
     display: pd.DataFrame | None = None,
+    notes: Sequence[str] = (),
 ) -> None:
     """``stem.csv`` (every digit, for programs), ``stem.md`` and ``stem.html``
-    (``display``, or the numbers to 3 decimals, for people), each written atomically."""
+    (``display``, or the numbers to 3 decimals, for people, followed by the
+    sentences of ``notes``), each written atomically."""
+    import html
+
     stem = Path(stem)
     stem.parent.mkdir(parents=True, exist_ok=True)
     rounded = frame.round(3) if display is None else display
     texts = {
         ".csv": frame.to_csv(index=index),
-        ".md": _markdown(rounded, index),
-        ".html": rounded.to_html(index=index, na_rep="", border=0),
+        ".md": _markdown(rounded, index) + "".join(f"\n{note}\n" for note in notes),
+        ".html": rounded.to_html(index=index, na_rep="", border=0)
+        + "".join(f"\n<p>{html.escape(note)}</p>" for note in notes),
     }
     for suffix, text in texts.items():
         tmp = stem.with_suffix(suffix + ".tmp")

@@ -23,6 +23,7 @@ import multiprocessing
 import os
 import random
 from collections.abc import Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -443,15 +444,25 @@ def _backend(config, size: int):
                 _close_quietly(player)
             _PLAYERS.clear()
         return
-    # Spawned workers: TensorFlow and GTP subprocesses do not survive fork well.
-    context = multiprocessing.get_context("spawn")
-    with cf.ProcessPoolExecutor(config.parallel, mp_context=context) as pool:
-        yield lambda tasks: _play_in_pool(pool, tasks, config)
+    pools: list[cf.ProcessPoolExecutor] = []
+    try:
+        yield lambda tasks: _play_in_pool(pools, tasks, config)
+    finally:
+        for pool in pools:
+            pool.shutdown()
 
 
-def _play_in_pool(pool: cf.ProcessPoolExecutor, tasks: Sequence[GameTask], config
+def _play_in_pool(pools: list[cf.ProcessPoolExecutor], tasks: Sequence[GameTask], config
                   ) -> Iterator[GameRow]:
-    futures = {pool.submit(play_task, task, config): task for task in tasks}
+    """Play on ``pools[-1]``; a pool broken by a dead worker in an earlier round
+    is replaced, so one crash costs the games of its round, not of every later one."""
+    try:
+        futures = {pools[-1].submit(play_task, task, config): task for task in tasks}
+    except (IndexError, BrokenProcessPool):
+        # Spawned workers: TensorFlow and GTP subprocesses do not survive fork well.
+        context = multiprocessing.get_context("spawn")
+        pools.append(cf.ProcessPoolExecutor(config.parallel, mp_context=context))
+        futures = {pools[-1].submit(play_task, task, config): task for task in tasks}
     for future in cf.as_completed(futures):
         task = futures[future]
         try:
@@ -490,13 +501,12 @@ def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -
     The CSV files keep every digit under short column names for programs;
     the Markdown and HTML files are for people (:func:`tables.readable`).
     """
-    from harness.arena.adaptive import next_round
+    from harness.arena.adaptive import next_round, stopping_sentences
     from harness.report.tournament_plots import plot_elo, plot_win_matrix
 
     out = Path(config.out)
     names = [name for name, _ in config.named_players()]
     outcomes = outcomes_of(rows)
-    errors = sum(1 for r in rows if r.error is not None)
     ratings = bradley_terry(outcomes, names, anchor=config.anchor)
     ranking = ranking_table(outcomes, names, ratings)
     wins = win_matrix(outcomes, names)
@@ -504,7 +514,6 @@ def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -
     unresolved = pd.DataFrame([asdict(u) for u in decision.unresolved],
                               columns=["higher", "lower", "los", "games"])
     colours = colour_table(outcomes, names)
-    write_table(ranking, out / "ranking", display=readable_ranking(ranking))
     write_table(unresolved, out / "unresolved", display=readable(unresolved, READABLE_UNRESOLVED))
     write_table(wins, out / "win_matrix", index=True,
                 display=readable_matrix(wins, "row's score against column (%)"))
@@ -514,10 +523,20 @@ def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -
     write_table(colours, out / "colours", display=readable(colours, READABLE_COLOURS))
     plot_elo(ranking, out / "elo.png")
     plot_win_matrix(wins, out / "win_matrix.png")
+    summary = tournament_summary(config, rows, decision)
+    write_table(ranking, out / "ranking", display=readable_ranking(ranking),
+                notes=stopping_sentences(summary))
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return {"ranking": ranking, "win_matrix": wins, "unresolved_pairs": unresolved, **summary}
+
+
+def tournament_summary(config: TournamentConfig, rows: Sequence[GameRow], decision) -> dict:
+    """``summary.json``: game counts, why play stopped, the neighbours left
+    unresolved and, for a match, the SPRT (``decision``: from :func:`adaptive.next_round`)."""
     summary = {
         "games": len(rows),
-        "rated_games": len(outcomes),
-        "error_games": errors,
+        "rated_games": len(outcomes_of(rows)),
+        "error_games": sum(1 for r in rows if r.error is not None),
         "stopped": decision.status if not decision.pairs else "unfinished",
         "los": config.los,
         "unresolved": [[u.higher, u.lower, round(u.los, 4), u.games]
@@ -526,7 +545,7 @@ def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -
     if decision.sprt is not None:
         from harness.arena.sprt import sprt_from_mapping
 
-        summary["sprt"] = {"first": names[0], "second": names[1],
+        first, second = (name for name, _ in config.named_players())
+        summary["sprt"] = {"first": first, "second": second,
                            **asdict(sprt_from_mapping(config.sprt)), **asdict(decision.sprt)}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    return {"ranking": ranking, "win_matrix": wins, "unresolved_pairs": unresolved, **summary}
+    return summary
