@@ -301,8 +301,9 @@ def test_bench_models_times_forward_and_training(capsys, tmp_path):
                           "1,4", "--train-batch", "4", "--seconds", "0.01", "--save", str(stem)])
     assert models.run(args) == 0
     rows = stem.with_suffix(".csv").read_text().strip().splitlines()
-    assert rows[0] == "model,board,params,MFLOPs,pass,batch,positions/s,batches/s"
+    assert rows[0] == ("model,board,params,MFLOPs,pass,batch,positions/s,batches/s,"
+                       "GFLOP/s,of peak")
     passes = [(r.split(",")[4], r.split(",")[5]) for r in rows[1:]]
-    assert passes == [("forward", "1"), ("forward", "4"), ("train", "4")]
-    assert all(float(r.split(",")[6]) > 0 for r in rows[1:])
+    assert passes == [("peak", "-"), ("forward", "1"), ("forward", "4"), ("train", "4")]
+    assert all(float(r.split(",")[6]) > 0 for r in rows[2:])
     assert "| a0.tiny" in capsys.readouterr().out

@@ -4,6 +4,12 @@ Cazenave's tables I and II: forward speed by batch size, and how fast a
 network trains. Inference runs Keras's compiled predict step on a fixed input
 shape, warmed up before timing; training runs the compiled train step with
 SGD and the heads' losses. Timings on a shared machine are noisy.
+
+Against the limit: each row also gives the achieved GFLOP/s (the model's
+FLOPs per position, from ``harness models``, times positions/s; a training
+step counts three times the forward FLOPs: the forward pass and the two
+backward products) and its share of the machine's float32 matrix-multiply
+peak, measured in the same run (the first row).
 """
 
 from __future__ import annotations
@@ -14,7 +20,11 @@ import time
 from harness.bench.table import format_table, save_table
 
 HELP = "forward positions/s by batch size and training samples/s (Cazenave tables I-II)"
-HEADER = ("model", "board", "params", "MFLOPs", "pass", "batch", "positions/s", "batches/s")
+HEADER = ("model", "board", "params", "MFLOPs", "pass", "batch", "positions/s", "batches/s",
+          "GFLOP/s", "of peak")
+# A training step's FLOPs per sample, in forward passes' FLOPs.
+TRAIN_FLOPS_FACTOR = 3
+MATMUL_SIZE = 1024
 DEFAULT_BATCHES = (1, 8, 32, 128, 512)
 
 
@@ -52,6 +62,19 @@ def _rate(step, seconds: float) -> float:
         elapsed = time.perf_counter() - start
         if elapsed >= seconds and calls >= 3:
             return calls / elapsed
+
+
+def matmul_peak(seconds: float, size: int = MATMUL_SIZE) -> float:
+    """GFLOP/s of a float32 ``size`` x ``size`` matrix product through
+    TensorFlow (the oneDNN kernels the models' convolutions use)."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    a = tf.constant(rng.random((size, size), dtype=np.float32))
+    b = tf.constant(rng.random((size, size), dtype=np.float32))
+    product = tf.function(lambda: tf.linalg.matmul(a, b))
+    return _rate(lambda: product().numpy(), seconds) * 2 * size**3 / 1e9
 
 
 def forward_rate(model, batch: int, seconds: float) -> float:
@@ -93,23 +116,31 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
 
     from harness.nets import build_model, model_summary
 
-    rows = []
     board = f"{args.board_size}x{args.board_size}"
+    peak = matmul_peak(args.seconds)
+    log(f"  float32 matmul {MATMUL_SIZE}: {peak:,.1f} GFLOP/s")
+    rows = [(f"matmul {MATMUL_SIZE}x{MATMUL_SIZE}", "-", "-", 2 * MATMUL_SIZE**3 / 1e6, "peak",
+             "-", "-", "-", peak, 1.0)]
+
+    def row(name, info, kind, batch, rate):
+        mflops = info["flops"] / 1e6
+        factor = TRAIN_FLOPS_FACTOR if kind == "train" else 1
+        gflops = factor * mflops * rate * batch / 1e3
+        log(f"  {name} {kind} batch {batch}: {rate * batch:,.0f} positions/s, "
+            f"{gflops:,.1f} GFLOP/s ({gflops / peak:.0%} of peak)")
+        return (name, board, info["params"], mflops, kind, batch, rate * batch, rate, gflops,
+                gflops / peak)
+
     for name in args.names:
         keras.backend.clear_session()
         model = build_model(name, args.board_size, args.planes, seed=0)
         info = model_summary(model)
-        mflops = info["flops"] / 1e6
         for batch in args.batch_sizes:
-            rate = forward_rate(model, batch, args.seconds)
-            rows.append((name, board, info["params"], mflops, "forward", batch, rate * batch, rate))
-            log(f"  {name} forward batch {batch}: {rate * batch:,.0f} positions/s")
+            rows.append(row(name, info, "forward", batch,
+                            forward_rate(model, batch, args.seconds)))
         if args.train_batch:
-            rate = train_rate(model, args.train_batch, args.seconds)
-            rows.append((name, board, info["params"], mflops, "train", args.train_batch,
-                         rate * args.train_batch, rate))
-            log(f"  {name} train batch {args.train_batch}: {rate * args.train_batch:,.0f} "
-                f"samples/s")
+            rows.append(row(name, info, "train", args.train_batch,
+                            train_rate(model, args.train_batch, args.seconds)))
     return rows
 
 
