@@ -6,6 +6,7 @@ import random
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harness.arena.adaptive import next_round
@@ -234,3 +235,45 @@ def test_gating_sprt_options_in_an_rl_config():
         True, 0.0, 50.0, 0.05)
     with pytest.raises(ConfigError, match="elo1 > elo0"):
         config_from_mapping({"run": "x", "gating": {"sprt": True, "elo0": 10, "elo1": 5}}, "t")
+
+
+def simulated_adaptive_tournament(rng, elo, c):
+    """Drive :func:`next_round` with games drawn from the logistic model at known
+    ratings, as :func:`run_tournament` drives it with real games."""
+    names = [name for name, _ in c.named_players()]
+    outcomes, played = [], {}
+    todo = {(i, j): (0, c.games_per_pair) for i in range(len(names))
+            for j in range(i + 1, len(names))}
+    while todo:
+        for (i, j), (start, stop) in todo.items():
+            p_i = 1 / (1 + 10 ** ((elo[j] - elo[i]) / 400))
+            for k in range(start, stop):
+                i_won = float(rng.random() < p_i)
+                outcomes.append(Outcome(names[i], names[j], i_won) if k % 2 == 0
+                                else Outcome(names[j], names[i], 1 - i_won))
+            played[i, j] = stop
+        decision = next_round(c, outcomes, played)
+        todo = {pair: (played[pair], min(played[pair] + c.round_games, c.max_games_per_pair))
+                for pair in decision.pairs}
+    return decision, outcomes
+
+
+def test_on_players_100_elo_apart_the_rounds_find_the_true_order():
+    """Four players at 0, 100, 200, 300 Elo, 100 simulated tournaments. Measured
+    at seed 7: all but one separated, the true order every time, 129 games on
+    average (a fixed round robin of 20 games per pair, 120 games, separates
+    every neighbour in 4% of runs; of 40 per pair, 240 games, in 44%)."""
+    from harness.arena.ratings import bradley_terry
+
+    c = TournamentConfig(players=["p0", "p1", "p2", "p3"], until_separated=True,
+                         games_per_pair=2, round_games=2, max_games_per_pair=200)
+    rng = np.random.default_rng(7)
+    separated = true_order = games_played = 0
+    for _ in range(100):
+        decision, outcomes = simulated_adaptive_tournament(rng, [0, 100, 200, 300], c)
+        ratings = bradley_terry(outcomes, ["p0", "p1", "p2", "p3"])
+        separated += decision.status == "separated"
+        true_order += ratings.ranking() == [3, 2, 1, 0]
+        games_played += len(outcomes)
+    assert separated >= 95 and true_order >= 93
+    assert games_played / 100 < 180
