@@ -41,26 +41,17 @@ class GameWorker:
         return True
 
 
-def play_all_ray(tasks: Sequence, config) -> Iterator:
-    """Rows of ``tasks`` as they finish (any order), each game exactly once.
+@contextlib.contextmanager
+def ray_games(config, size: int) -> Iterator[Callable[[Sequence], Iterator]]:
+    """A function that plays a batch of tasks on one pool of at most ``size`` actors,
+    yielding their rows as they finish (any order), each game exactly once.
 
     ``config`` is a TournamentConfig or DatagenConfig with ``ray_address``
     and ``parallel``: a local Ray instance gets ``parallel`` CPUs when it is
     above 1, else the machine's. A game whose workers kept dying becomes an
-    error row, as on the local backend.
-    """
-    if not tasks:
-        return
-    with ray_games(config, len(tasks)) as play:
-        yield from play(tasks)
-
-
-@contextlib.contextmanager
-def ray_games(config, size: int) -> Iterator[Callable[[Sequence], Iterator]]:
-    """A function that plays a batch of tasks on one pool of at most ``size`` actors.
-
-    The Ray session and the actors (with their loaded players) last until
-    the context ends, so the rounds of an adaptive tournament share them.
+    error row, as on the local backend. The Ray session and the actors (with
+    their loaded players) last until the context ends, so the rounds of an
+    adaptive tournament share them.
     """
     # Workers may run elsewhere (another working directory, another node).
     config = dataclasses.replace(config, out=str(Path(config.out).resolve()))
