@@ -22,11 +22,23 @@ _ILLEGAL = re.compile(r"^illegal move \d+ \S+ \((.*)\)$")
 _POSITIONS = re.compile(r"\b(at|near|in) (byte|offset|line|position|node|move) \d+")
 
 
+# Reasons whose tail is the offending value (a number, a member name): counted by their head.
+_HEADS = ("bad handicap", "bad komi", "not a game file", "link member", "device or pipe member",
+          "special member")
+_INTERNAL = re.compile(r"^internal error: (\w+)")
+
+
 def reason_category(reason: str) -> str:
     """The reason with game-specific details removed, for counting."""
     match = _ILLEGAL.match(reason)
     if match:
         return f"illegal move ({match.group(1)})"
+    internal = _INTERNAL.match(reason)
+    if internal:
+        return f"internal error ({internal.group(1)})"
+    head = next((h for h in _HEADS if reason.startswith(h)), None)
+    if head:
+        return head
     if reason.startswith("duplicate of "):
         return "duplicate"
     if reason.startswith("too short:"):
