@@ -38,7 +38,7 @@ from harness.data.layout import (
     SPLITS,
     VAL,
 )
-from harness.data.splits import assign_splits, cazenave_rows, split_count
+from harness.data.splits import assign_splits, cazenave_rows, source_mask, split_count
 from harness.data.tables import create_columns, read_columns, write_columns
 
 
@@ -57,6 +57,7 @@ class DatasetAttributes:
     no_result: str = "policy-only"
     min_moves: int = 0
     sources: list[dict] = field(default_factory=list)  # {"path", "bytes", "sha256"}
+    test_sources: tuple[str, ...] = ()  # games from matching sources are the test split
     extra: dict = field(default_factory=dict)
 
 
@@ -105,9 +106,11 @@ def assemble(journal: Journal, attrs: DatasetAttributes, counts_json: dict) -> d
     rejects = _concat_tables(shards, "rejects", REJECT_COLUMNS)
     n_games = len(games["digest"])
     n_positions = int(np.sum(games["positions"], dtype=np.int64))
-    n_val = split_count(attrs.val_games, n_games)
-    n_test = min(split_count(attrs.test_games, n_games), n_games - n_val)
-    games["split"] = assign_splits(games["digest"], attrs.seed, n_val, n_test)
+    held_out = source_mask(games["source"], tuple(attrs.test_sources))
+    n_free = n_games - int(held_out.sum())
+    n_val = split_count(attrs.val_games, n_free)
+    n_test = min(split_count(attrs.test_games, n_free), n_free - n_val)
+    games["split"] = assign_splits(games["digest"], attrs.seed, n_val, n_test, held_out)
     if attrs.cazenave_val:
         games["cazenave_row"] = cazenave_rows(
             games["digest"], games["first"], games["positions"], games["split"], attrs.seed
@@ -182,6 +185,7 @@ def assemble(journal: Journal, attrs: DatasetAttributes, counts_json: dict) -> d
             "split_positions": json.dumps(split_positions),
             "val_games_requested": str(attrs.val_games),
             "test_games_requested": str(attrs.test_games),
+            "test_sources": json.dumps(list(attrs.test_sources)),
             "cazenave_val": attrs.cazenave_val,
             "no_result": attrs.no_result,
             "min_moves": attrs.min_moves,

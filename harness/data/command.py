@@ -55,6 +55,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--test-games", type=_size_or_fraction, default=0.0, help="count or fraction of games"
     )
     parser.add_argument(
+        "--test-source",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="games whose source matches (a glob found anywhere in it, e.g. 2011-06) are the "
+        "test split; repeatable",
+    )
+    parser.add_argument(
         "--cazenave-val",
         action="store_true",
         help="validation = one random position per validation game",
@@ -99,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
         min_moves=args.min_moves,
         val_games=args.val_games,
         test_games=args.test_games,
+        test_sources=tuple(args.test_source),
         cazenave_val=args.cazenave_val,
         no_result=args.no_result,
         workers=args.workers,

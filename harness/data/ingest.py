@@ -46,6 +46,7 @@ class IngestConfig:
     min_moves: int = 1
     val_games: float | int = 0.05
     test_games: float | int = 0.0
+    test_sources: tuple[str, ...] = ()  # games from matching sources are the test split
     cazenave_val: bool = False
     no_result: str = "policy-only"
     workers: int = 0  # 0: one per core
@@ -270,6 +271,7 @@ def _journal_key(config: IngestConfig, sources: list[dict]) -> dict:
         key.pop(name)
     key["sources"] = list(config.sources)
     key["rules"] = list(config.rules)
+    key["test_sources"] = list(config.test_sources)
     key["files"] = sources
     return key
 
@@ -295,6 +297,8 @@ def check_config(config: IngestConfig) -> None:
     ):
         if value is not None and value < low:
             raise IngestError(f"{flag} must be at least {low}, got {value}")
+    if any(not pattern.strip() for pattern in config.test_sources):
+        raise IngestError("--test-source: an empty pattern would make every game a test game")
 
 
 def ingest(config: IngestConfig) -> IngestResult:
@@ -367,6 +371,7 @@ def ingest(config: IngestConfig) -> IngestResult:
         replay_rules=config.replay_rules,
         val_games=config.val_games,
         test_games=config.test_games,
+        test_sources=tuple(config.test_sources),
         seed=config.seed,
         cazenave_val=config.cazenave_val,
         no_result=config.no_result,

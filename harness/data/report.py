@@ -24,7 +24,8 @@ _POSITIONS = re.compile(r"\b(at|near|in) (byte|offset|line|position|node|move) \
 
 # Reasons whose tail is the offending value (a number, a member name): counted by their head.
 _HEADS = ("bad handicap", "bad komi", "not a game file", "link member", "device or pipe member",
-          "special member")
+          "special member", "move count differs from the index", "malformed kifu line",
+          "malformed index row")
 _INTERNAL = re.compile(r"^internal error: (\w+)")
 
 

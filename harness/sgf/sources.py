@@ -30,9 +30,10 @@ import os
 import tarfile
 import zipfile
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
+from harness.sgf import kifu
 from harness.sgf.elf import ELF_KOMI, ELF_SIZE, JsonProblem, iter_json_values, record_from_elf
 from harness.sgf.parser import GameSplitter, OversizedGame
 from harness.sgf.record import (
@@ -70,6 +71,7 @@ class ReadOptions:
     keep_comments: bool = False
     elf_size: int = ELF_SIZE
     elf_komi: float = ELF_KOMI
+    kifu_index: kifu.IndexFinder = kifu.NO_INDEX  # set per file by read_path
 
 
 def iter_records(
@@ -122,8 +124,14 @@ def walk(root: Path) -> Iterator[Path]:
 
 
 def content_kind(name: str) -> str | None:
-    """'zip', 'tar', 'json' or 'sgf' from a file name (compression suffixes looked through)."""
+    """'zip', 'tar', 'json', 'sgf' or 'kifu' from a file name (compression suffixes looked through).
+
+    Kifu indexes (``Kifu2011.zip``, ``Kifu.index``) are not sources of games:
+    the kifu files they describe read them (:mod:`harness.sgf.kifu`).
+    """
     low = name.lower()
+    if kifu.is_index_name(low):
+        return None
     if low.endswith(ZIP_SUFFIXES):
         return "zip"
     if low.endswith(TAR_SUFFIXES):
@@ -139,12 +147,16 @@ def content_kind(name: str) -> str | None:
         return "json"
     if stem.endswith(SGF_SUFFIXES):
         return "sgf"
+    if kifu.is_kifu_name(stem):
+        return "kifu"
     return None
 
 
 def read_path(path: Path, options: ReadOptions = ReadOptions()) -> Iterator[GameRecord]:
     """Records of one file of any supported kind."""
     label = str(path)
+    if kifu.may_hold_kifu(path.name):
+        options = replace(options, kifu_index=kifu.IndexFinder.near(path))
     try:
         raw = open(path, "rb")  # noqa: SIM115 - closed below, after the generator runs
     except OSError as exc:
@@ -187,6 +199,12 @@ def read_stream(fileobj, label: str, name: str, options: ReadOptions) -> Iterato
         yield GameRecord(label, 0, reject=str(exc))
         return
     stream = _prepend(head, stream)
+    if kind == "kifu":
+        yield from kifu.kifu_records(
+            stream, label, name, options.kifu_index, options.max_game_bytes,
+            options.max_member_bytes,
+        )
+        return
     if kind != "sgf" and head.lstrip()[:1] in (b"{", b"["):
         kind = "json"
     if kind == "json":
