@@ -81,8 +81,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     # TensorFlow's C++ start-up chatter on a CPU-only machine reads as a
-    # failure; it is dropped (real errors still show) unless --verbose.
-    console.quiet_native_noise()
+    # failure; it is dropped (real errors still show) unless --verbose. Only
+    # for the program itself: a caller passing argv (a test, a notebook) keeps
+    # its own file descriptors.
+    if argv is None:
+        console.quiet_native_noise()
     started = time.monotonic()
     try:
         code = int(args._run(args) or 0)
