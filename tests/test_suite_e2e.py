@@ -31,9 +31,17 @@ workers = 1
 
 [train]
 models = ["a0.tiny", "mobile.tiny"]
-epochs = 1
-epoch_samples = 256
+epochs = 2
+budget = 256
+budget_unit = "samples"
+seeds = [0, 1]
 batch_size = 32
+
+[rl]
+enabled = true
+config = "{root}/rl.toml"
+warm_start = ["a0.tiny"]
+max_hours = 0.0001
 
 [tournament]
 baselines = ["random"]
@@ -48,9 +56,26 @@ diagrams = 1
 """
 
 
+RL = """
+generations = 3
+[mcts]
+playouts = 4
+[selfplay]
+games = 2
+parallel = 2
+max_moves = 30
+[train]
+steps = 2
+batch_size = 16
+[window]
+initial = 2
+"""
+
+
 def test_tiny_study_runs_end_to_end_and_reruns_as_a_no_op(tmp_path):
     path = tmp_path / "tiny.toml"
     path.write_text(TINY.format(root=tmp_path))
+    (tmp_path / "rl.toml").write_text(RL)
     config = load_suite_config(path)
     report = run_suite(config, progress=False, log=lambda _: None)
 
@@ -59,12 +84,24 @@ def test_tiny_study_runs_end_to_end_and_reruns_as_a_no_op(tmp_path):
     dataset = json.loads((tmp_path / "datasets" / "tiny.report.json").read_text())
     assert dataset["games"] >= 8
     for model in ("a0.tiny", "mobile.tiny"):
-        metrics = pd.read_csv(tmp_path / "models" / f"tiny-{model}" / "metrics.csv")
-        assert len(metrics) == 1 and metrics["val_policy_top1"].notna().all()
+        for seed in (0, 1):  # equal budgets: 256 samples in two slices, for every seed
+            metrics = pd.read_csv(tmp_path / "models" / f"tiny-{model}-seed{seed}" /
+                                  "metrics.csv")
+            assert len(metrics) == 2 and metrics["val_policy_top1"].notna().all()
+            assert metrics["samples_seen"].tolist() == [128, 256]
+            assert (metrics["val_policy_top1_low"] <= metrics["val_policy_top1"]).all()
+    comparison = json.loads((out / "compare" / "comparison.json").read_text())
+    assert [m["name"] for m in comparison["models"]] == [
+        "baseline: frequent move", "a0.tiny", "mobile.tiny"]
+    assert len(comparison["pairs"]) == 3 * 3  # 3 pairs x top-1, top-5, value MSE
+    assert [row["seeds"] for row in comparison["seeds"]] == [2, 2]
+    assert (tmp_path / "models" / "tiny-rl-a0.tiny" / "models" / "gen-0001.keras").exists()
     ranking = pd.read_csv(out / "tournament" / "ranking.csv")
-    assert sorted(ranking["player"]) == ["a0.tiny", "mobile.tiny", "random"]
-    assert ranking["games"].sum() == 2 * 3 * 2  # 3 pairs x 2 games, counted for both players
+    assert sorted(ranking["player"]) == ["a0.tiny", "a0.tiny+rl", "mobile.tiny", "random"]
+    assert ranking["games"].sum() == 2 * 6 * 2  # 6 pairs x 2 games, counted for both players
     html = report.read_text()
+    assert "<h2>Findings</h2>" in html and "most-frequent-move baseline" in html
+    assert "Self-play" in html and "a0.tiny+rl" in html
     for section in (
         "Dataset",
         "Model zoo",

@@ -41,12 +41,24 @@ class TrainSection:
     lr_schedule: str = "cosine"
     lr_final: float = 0.0002
     weight_decay: float = 0.0001
+    # Equal compute: every model gets the same budget (harness train --budget),
+    # in ``epochs`` slices; 0 trains epochs x epoch_samples (equal samples).
+    budget: float = 0.0
+    budget_unit: str = "wall_s"  # wall_s, cpu_s or samples
+    # Every model is trained once per seed; tables show the mean over seeds
+    # with its interval. Empty: the suite's seed only.
+    seeds: list[int] = field(default_factory=list)
 
 
 @dataclass
 class RLSection:
     enabled: bool = False
     config: str = ""  # an ``harness rl`` config; its model comes from [train] when empty
+    # Continue these supervised networks with self-play (warm start), each for
+    # ``max_hours``; the tournament then plays every one before and after. Empty:
+    # one run as ``config`` says (from scratch unless it names ``init``).
+    warm_start: list[str] = field(default_factory=list)
+    max_hours: float = 0.0  # per warm-started run; 0: the rl config's own budget
 
 
 @dataclass
@@ -102,8 +114,18 @@ class SuiteConfig:
     def dataset(self) -> Path:
         return Path(self.datasets_dir) / f"{self.name}.h5"
 
-    def run_name(self, model: str) -> str:
-        return f"{self.name}-{model}"
+    @property
+    def seeds(self) -> list[int]:
+        return list(self.train.seeds) or [self.seed]
+
+    def run_name(self, model: str, seed: int | None = None) -> str:
+        """``NAME-MODEL``, or ``NAME-MODEL-seedS`` for every seed of a multi-seed study."""
+        if not self.train.seeds:
+            return f"{self.name}-{model}"
+        return f"{self.name}-{model}-seed{self.seeds[0] if seed is None else seed}"
+
+    def rl_run_name(self, model: str) -> str:
+        return f"{self.name}-rl-{model}"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -156,6 +178,11 @@ def _check(config: SuiteConfig, path: Path) -> None:
         get_encoder(config.data.encoder)
     except (KeyError, ValueError) as e:
         raise ConfigError(f"{path} [data]: {e}") from None
+    for name in config.rl.warm_start:
+        if name not in config.train.models:
+            raise ConfigError(f"{path} [rl]: warm_start model {name!r} is not in [train] models")
+    if config.train.budget_unit not in ("wall_s", "cpu_s", "samples"):
+        raise ConfigError(f"{path} [train]: budget_unit must be wall_s, cpu_s or samples")
     if config.tournament.model_player not in ("policy", "mcts"):
         raise ConfigError(f"{path} [tournament]: model_player must be 'policy' or 'mcts'")
     for source in config.data.sources:

@@ -48,6 +48,7 @@ def _run_suite(config: SuiteConfig, *, progress: bool, log: Log) -> Path:
 
     dataset = step("data", ensure_dataset, config, progress, log)
     runs = step("train", ensure_trained, config, dataset, progress, log)
+    step("compare", ensure_comparison, config, dataset, runs, log)
     step("bench", ensure_zoo_table, config, log)
     if config.rl.enabled:
         step("rl", ensure_rl, config, runs, log)
@@ -134,29 +135,40 @@ def needs_missing_gnugo(spec: str) -> bool:
 
 
 def ensure_trained(config: SuiteConfig, dataset: Path, progress: bool, log: Log) -> list[Path]:
-    """Train (or finish training) every listed model; returns the run directories."""
-    return [train_one(config, dataset, model, progress, log) for model in config.train.models]
+    """Train (or finish) every model with every seed; the first seed's run of each model."""
+    for seed in config.seeds:
+        for model in config.train.models:
+            train_one(config, dataset, model, progress, log, seed)
+    return [seed_runs(config, model)[0] for model in config.train.models]
 
 
-def train_one(config: SuiteConfig, dataset: Path, model: str, progress: bool, log: Log) -> Path:
+def seed_runs(config: SuiteConfig, model: str) -> list[Path]:
+    """A model's run directories, one per seed."""
+    return [Path(config.models_dir) / config.run_name(model, s) for s in config.seeds]
+
+
+def train_one(config: SuiteConfig, dataset: Path, model: str, progress: bool, log: Log,
+              seed: int | None = None) -> Path:
     from harness.train.preflight import make_plan, resolve_config
     from harness.train.run_dir import RunDir
     from harness.train.trainer import train
 
+    seed = config.seeds[0] if seed is None else seed
     section = asdict(config.train)
-    section.pop("models")
+    for key in ("models", "seeds"):
+        section.pop(key)
     overrides = {
         **section,
         "model": model,
         "data": str(dataset),
-        "run": config.run_name(model),
+        "run": config.run_name(model, seed),
         "runs_dir": config.models_dir,
-        "seed": config.seed,
+        "seed": seed,
         "tensorboard": False,
     }
-    run_dir = Path(config.models_dir) / config.run_name(model)
+    run_dir = Path(config.models_dir) / config.run_name(model, seed)
     resume = RunDir(run_dir).exists()
-    if resume and _epochs_done(run_dir) >= config.train.epochs:
+    if resume and _finished(run_dir):
         log(f"{run_dir} finished; skipping")
         return run_dir
     if resume:
@@ -175,13 +187,31 @@ def train_one(config: SuiteConfig, dataset: Path, model: str, progress: bool, lo
     return run_dir
 
 
-def _epochs_done(run_dir: Path) -> int:
+def _finished(run_dir: Path) -> bool:
+    """All epochs done, or the whole compute budget spent."""
     from harness.train.run_dir import RunDir
+    from harness.train.trainer import budget_used
 
     try:
-        return RunDir(run_dir).read_state().epochs_done
+        run = RunDir(run_dir)
+        state, train_config = run.read_state(), run.read_config()
     except (OSError, ValueError, KeyError):
-        return 0
+        return False
+    return state.epochs_done >= train_config.epochs or budget_used(train_config, state) >= 1.0
+
+
+# --- paired comparison --------------------------------------------------------------
+def ensure_comparison(config: SuiteConfig, dataset: Path, runs: list[Path], log: Log) -> Path:
+    """Every model (first seed) and the trivial baseline on the same validation positions."""
+    from harness.suite.evidence import write_comparison
+
+    path = config.out / "compare" / "comparison.json"
+    if path.exists():
+        log(f"{path} exists; skipping")
+        return path
+    names = list(zip(config.train.models, (r / "best.keras" for r in runs), strict=True))
+    seeds = {m: seed_runs(config, m) for m in config.train.models}
+    return write_comparison(path, names, dataset, seeds, log)
 
 
 # --- zoo table ----------------------------------------------------------------------
@@ -221,20 +251,34 @@ def ensure_zoo_table(config: SuiteConfig, log: Log) -> Path:
 
 # --- RL -----------------------------------------------------------------------------
 def ensure_rl(config: SuiteConfig, runs: list[Path], log: Log) -> Path:
-    from harness.rl.loop import run_rl_from_suite
+    from harness.rl.loop import run_rl_from_suite, warm_start_from_suite
 
+    if config.rl.warm_start:
+        by_model = dict(zip(config.train.models, runs, strict=True))
+        for model in config.rl.warm_start:
+            warm_start_from_suite(config, model, by_model[model], log)
+        return Path(config.models_dir)
     return run_rl_from_suite(config, runs, log)
 
 
 # --- tournament ---------------------------------------------------------------------
 def tournament_players(config: SuiteConfig, runs: list[Path]) -> list[str]:
+    """The supervised networks, each warm-started one after self-play, and the baselines."""
+    networks = [(model, run / "best.keras")
+                for model, run in zip(config.train.models, runs, strict=True)]
+    if config.rl.enabled:
+        from harness.rl.loop import final_network
+
+        for model in config.rl.warm_start:
+            final = final_network(Path(config.models_dir) / config.rl_run_name(model))
+            if final is not None:
+                networks.append((f"{model}+rl", final))
     players = []
-    for model, run in zip(config.train.models, runs, strict=True):
-        checkpoint = run / "best.keras"
+    for name, checkpoint in networks:
         if config.tournament.model_player == "mcts":
-            players.append(f"{model}=mcts:{checkpoint}@{config.tournament.playouts}")
+            players.append(f"{name}=mcts:{checkpoint}@{config.tournament.playouts}")
         else:
-            players.append(f"{model}=policy:{checkpoint}")
+            players.append(f"{name}=policy:{checkpoint}")
     return players + [b for b in config.tournament.baselines if not needs_missing_gnugo(b)]
 
 
