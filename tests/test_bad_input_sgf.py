@@ -23,7 +23,6 @@ from harness.game.geometry import BLACK, WHITE
 from harness.game.result import GameResult
 from harness.sgf import iter_records, parse_sgf_bytes
 from harness.sgf.parser import main_line_tokens
-from harness.sgf.record import exception_reason, guarded_record
 
 DEV_SGF = dev_data_dir() / "dev-sgf"
 needs_dev_sgf = pytest.mark.skipif(not DEV_SGF.is_dir(), reason=f"{DEV_SGF} absent (dev data)")
@@ -75,7 +74,36 @@ def test_an_ingest_with_both_bad_games_keeps_every_good_game(tmp_path, capsys):
     assert rejects == {"huge-handicap.sgf": "bad handicap HA[77777777777777777777...]"}
 
 
+def test_a_nul_in_a_name_and_an_undecodable_member_name_do_not_end_the_ingest(tmp_path):
+    """Found while testing this issue: h5py refuses NUL and lone surrogates in strings,
+    and the writer runs in the parent, where a failure ends the whole ingest."""
+    import h5py
+
+    sources = tmp_path / "in"
+    sources.mkdir()
+    padding = b"x" * 200  # not "binary data": a few NULs in plenty of text
+    (sources / "nul-name.sgf").write_bytes(
+        b"(;GM[1]SZ[9]GC[" + padding + b"]PB[a\x00b]DT[\x00];B[ee];W[cc])"
+    )
+    game = random_sgf(5).encode()
+    with tarfile.open(sources / "odd.tar", "w", encoding="utf-8",
+                      errors="surrogateescape") as tar:
+        info = tarfile.TarInfo(b"x\xff.sgf".decode("utf-8", "surrogateescape"))
+        info.size = len(game)
+        tar.addfile(info, io.BytesIO(game))
+    out = tmp_path / "out.h5"
+    code = ingest_main([str(sources), "-o", str(out), "--board-size", "9", "--quiet",
+                        "--workers", "1", "--val-games", "0"])
+    assert code == 0
+    with h5py.File(out, "r") as f:
+        names = [Path(s.decode()).name for s in f["games"]["source"][:]]
+        assert names == ["nul-name.sgf", "odd.tar!x?.sgf"]
+        assert f["games"]["black"][0] == b"ab"
+
+
 def test_the_last_net_turns_any_exception_into_a_reject_naming_its_type():
+    from harness.sgf.record import exception_reason, guarded_record
+
     record = guarded_record("a.sgf", 3, int, "not a number")
     assert (record.source, record.index, record.ok) == ("a.sgf", 3, False)
     assert record.reject == (

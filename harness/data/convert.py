@@ -9,7 +9,7 @@ that goes wrong becomes a one-line reject reason; nothing raises.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -60,13 +60,43 @@ class ConvertSettings:
 
 
 def convert_record(record, settings: ConvertSettings) -> Outcome:
-    """Never raises: a record that cannot be stored comes back ``rejected`` with a reason."""
+    """Never raises: a record that cannot be stored comes back ``rejected`` with a reason.
+
+    Every text of the outcome is made :func:`storable` here, in the worker:
+    the parent's HDF5 and CSV writers would otherwise fail on it, and a failure
+    there ends the whole ingest.
+    """
     try:
-        return _convert(record, settings)
+        outcome = _convert(record, settings)
     except Exception as exc:  # a bug or an odd record must not end a long ingest
         from harness.sgf.record import exception_reason
 
-        return Outcome(record.source, record.index, "rejected", exception_reason(exc))
+        outcome = Outcome(record.source, record.index, "rejected", exception_reason(exc))
+    return _storable_outcome(outcome)
+
+
+def storable(text: str) -> str:
+    """``text`` as HDF5 strings and the rejects CSV can hold it.
+
+    No NUL (HDF5 variable-length strings end at one and h5py refuses them: a
+    ``PB[a\\0b]`` once ended an ingest) and valid UTF-8 (lone surrogates, from a
+    tar member name tarfile decoded with ``surrogateescape`` or a JSON
+    ``"\\ud800"``, become ``?``).
+    """
+    if text.isascii() and "\0" not in text:
+        return text
+    return text.replace("\0", "").encode("utf-8", "replace").decode("utf-8")
+
+
+_INFO_TEXTS = ("source", "black", "white", "black_rank", "white_rank", "date", "rules", "result")
+
+
+def _storable_outcome(outcome: Outcome) -> Outcome:
+    info = outcome.info
+    if info is not None:
+        info = replace(info, **{k: storable(getattr(info, k)) for k in _INFO_TEXTS})
+    return replace(outcome, source=storable(outcome.source), reason=storable(outcome.reason),
+                   info=info)
 
 
 def _reject(record, reason: str) -> Outcome:
