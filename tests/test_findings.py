@@ -100,3 +100,10 @@ def test_family_order_before_and_after_self_play():
     (sentence,) = family_order_findings(ratings, games, [("a+rl", "a"), ("b+rl", "b")])
     assert sentence.startswith("`a` against `b`: +")
     assert "the difference changes sign" in sentence
+
+
+def test_the_more_accurate_network_is_named_with_a_positive_margin():
+    pairs = [*PAIRS[:2], pair("a", "b", "policy_top1", [-0.02, -0.03, -0.01], 0.003, "b")]
+    text = validation_findings(comparison(pairs))
+    assert ("`b` is more accurate than `a` in top-1 accuracy: 33.5 [32.7, 34.3] % against "
+            "33.1 [32.3, 33.9] %, higher by 2.0 [1.0, 3.0] points (Holm p 0.003).") in text
