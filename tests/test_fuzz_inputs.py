@@ -7,7 +7,9 @@ Targets, each with the one promise it makes about bad input:
 - the streaming reader (``read_stream`` in small chunks): exactly the records
   of the whole-bytes reader (a differential check of the chunked splitter);
 - ingest's conversion (``convert_record`` of every record read): an outcome,
-  kept or rejected, never an exception;
+  kept or rejected, whose texts the HDF5 writer can store; never an exception;
+- ingest itself (batches of mutated files through ``harness ingest``, HDF5
+  and reports written): a dataset whose counts reconcile, never an exception;
 - the GTP engine (``GTPEngine.handle``): a well-formed ``=``/``?`` answer or
   nothing, never an exception;
 - the GTP client's response parser (``parse_response``): the text, or the one
@@ -51,7 +53,8 @@ REPO = Path(__file__).resolve().parents[1]
 DEV_SGF = dev_data_dir() / "dev-sgf"
 DEFAULT_SECONDS = 1.0  # per target in the default run
 LONG_INPUTS = {  # the long mode: 1,000,000 inputs in all
-    "reader": 450_000,
+    "reader": 440_000,
+    "ingest": 10_000,  # files, in batches of INGEST_BATCH
     "stream": 100_000,
     "convert": 200_000,
     "gtp_engine": 150_000,
@@ -59,6 +62,7 @@ LONG_INPUTS = {  # the long mode: 1,000,000 inputs in all
     "config": 50_000,
 }
 SLOW_SECONDS_PER_100KB = 0.1  # the issue's bar, reported (not asserted)
+INGEST_BATCH = 500  # files per ingest in the long mode (the default run: one of 40)
 
 
 # --- corpus and mutations -----------------------------------------------------
@@ -227,6 +231,36 @@ def check_convert(data: bytes) -> bool:
     return rejected
 
 
+def ingest_batches(corpus: list[bytes], tmp: Path, files: int, batch: int, seed: int) -> Tally:
+    """Ingest mutated files ``batch`` at a time; an exception out of ``ingest`` is an escape."""
+    import json
+    import shutil
+
+    from harness.data.ingest import IngestConfig, ingest
+
+    tally = Tally("ingest")
+    inputs = mutations(corpus, seed)
+    while tally.inputs < files:
+        source, out = tmp / "ingest-in", tmp / "ingest.h5"
+        shutil.rmtree(source, ignore_errors=True)
+        source.mkdir(parents=True)
+        count = min(batch, files - tally.inputs)
+        for i in range(count):
+            (source / f"{i:05d}.sgf").write_bytes(next(inputs))
+        config = IngestConfig(sources=[str(source)], output=out, workers=1, progress=False,
+                              val_games=0, overwrite=True)
+        try:
+            ingest(config)
+            report = json.loads(out.with_name("ingest.report.json").read_text())
+            assert report["reconciles"] and report["totals"]["seen"] >= count
+            tally.rejects += report["totals"]["rejected"]
+        except Exception as exc:
+            tally.escapes.append((f"{type(exc).__name__}: {exc}"[:300], b""))
+            shutil.copytree(source, tmp / "escapes" / f"ingest-{len(tally.escapes)}")
+        tally.inputs += count
+    return tally
+
+
 def gtp_engine_check() -> Callable[[bytes], bool]:
     from harness.gtp.engine import GTPEngine
     from harness.players.random_player import RandomPlayer
@@ -338,8 +372,14 @@ CONFIG_ESCAPES = pytest.mark.xfail(
 )
 
 
+def test_an_ingest_of_mutated_files_writes_a_dataset_that_reconciles(corpus, tmp_path):
+    _assert_no_escape(ingest_batches(corpus, tmp_path, 40, 40, seed=7))
+
+
 @pytest.mark.parametrize(
-    "target", [pytest.param(t, marks=CONFIG_ESCAPES) if t == "config" else t for t in LONG_INPUTS]
+    "target",
+    [pytest.param(t, marks=CONFIG_ESCAPES) if t == "config" else t
+     for t in LONG_INPUTS if t != "ingest"],
 )
 def test_mutated_inputs_never_escape(target, corpus, tmp_path):
     check, inputs = _targets(corpus, tmp_path)[target]
@@ -353,7 +393,11 @@ def test_long_fuzz_run(corpus, tmp_path):
     """The long mode: 1,000,000 inputs over all targets; prints the counts for the report."""
     wanted = int(os.environ.get("FUZZ_INPUTS", "1000000"))
     share = wanted / sum(LONG_INPUTS.values())
-    tallies = []
+    began = time.perf_counter()
+    files = round(LONG_INPUTS["ingest"] * share)
+    tallies = [ingest_batches(corpus, tmp_path, files, INGEST_BATCH, seed=7)]
+    rate = tallies[0].inputs / max(1e-9, time.perf_counter() - began)
+    print(f"{tallies[0].line()}, {rate:,.0f} inputs/s", flush=True)
     for target, (check, inputs) in _targets(corpus, tmp_path).items():
         began = time.perf_counter()
         tally = run(target, check, inputs, count=round(LONG_INPUTS[target] * share),
