@@ -207,6 +207,7 @@ def _training_section(config: SuiteConfig, runs: list[Path]) -> list[Block]:
         ("estimates", "Every network (first seed, best checkpoint) and the most-frequent-move "
                       "baseline on the same validation positions; 95% intervals from a "
                       "bootstrap over games:"),
+        ("matrix_top1", "Top-1 differences as a matrix (row minus column, percentage points):"),
         ("pairs", "Paired differences on the same positions (bootstrap over games), p-values "
                   "Holm-corrected over the pairs of each metric:"),
         ("seeds", "Final validation metrics over random seeds (mean, Student-t interval):"),

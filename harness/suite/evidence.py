@@ -31,6 +31,7 @@ def write_comparison(path: Path, networks: Sequence[tuple[str, Path]], dataset: 
     from harness.train.compare import (
         ESTIMATE_HEADER,
         PAIR_HEADER,
+        difference_matrix,
         estimate_rows,
         pair_rows,
     )
@@ -40,6 +41,9 @@ def write_comparison(path: Path, networks: Sequence[tuple[str, Path]], dataset: 
     out = path.parent
     save_table(ESTIMATE_HEADER, estimate_rows(results, reps), out / "estimates")
     save_table(PAIR_HEADER, pair_rows(pairs), out / "pairs")
+    names = [r.name for r in results]
+    save_table(["row - column: top-1 points [95% CI], * Holm p < 0.05", *names],
+               difference_matrix(pairs, names, "policy_top1"), out / "matrix_top1")
     seed_rows, seed_values = seed_table(seeds)
     save_table(SEED_HEADER, seed_rows, out / "seeds")
     games = max(m.games for m in results[0].grouped.values())

@@ -22,7 +22,7 @@ from harness.train.config import ConfigError, TrainConfig, read_config, save_con
 
 METRICS_COLUMNS = (
     "epoch", "step", "lr", "samples", "samples_per_s", "epoch_time_s", "wall_time_s",
-    "cpu_time_s", "samples_seen",
+    "cpu_time_s", "samples_seen", "first_step_s",
     "train_loss", "train_policy_loss", "train_value_loss",
     "val_loss", "val_policy_loss", "val_value_loss",
     "val_policy_top1", "val_policy_top1_low", "val_policy_top1_high",
@@ -41,6 +41,7 @@ class RunState:
     wall_time_s: float = 0.0  # training only (validation is not charged to a budget)
     cpu_time_s: float = 0.0  # process CPU seconds while training, all threads
     samples_seen: int = 0
+    first_step_s: float = 0.0  # the latest start's first step (tracing); not charged
     # A Ctrl-C inside an epoch: resume from this checkpoint, skipping the batches done.
     partial: dict[str, Any] = field(default_factory=dict)
 

@@ -259,7 +259,12 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
         x, targets, weights = _fill_missing_heads(model, to_head_targets(batch, value_loss))
         logs = train_batch(model, x, targets, weights)
         samples += len(x)
-        clock.tick(len(x))
+        # The first step of a model in this process traces and compiles the
+        # graph: time a user waits, reported as first_step_s, but not learning
+        # compute, so no budget is charged for it.
+        traced = getattr(model, "_harness_traced", False)
+        clock.tick(len(x), charge=traced)
+        model._harness_traced = True
         bar.update(len(x))
         step = optimizer_step(model)
         if not config.budget:
@@ -294,12 +299,15 @@ class _BudgetClock:
         self.elapsed = 0.0
         self._wall, self._cpu = time.perf_counter(), time.process_time()
 
-    def tick(self, samples: int) -> None:
+    def tick(self, samples: int, charge: bool = True) -> None:
         wall, cpu = time.perf_counter(), time.process_time()
-        self.state.wall_time_s += wall - self._wall
-        self.state.cpu_time_s += cpu - self._cpu
+        if charge:
+            self.state.wall_time_s += wall - self._wall
+            self.state.cpu_time_s += cpu - self._cpu
+            self.elapsed += wall - self._wall
+        else:
+            self.state.first_step_s = wall - self._wall
         self.state.samples_seen += samples
-        self.elapsed += wall - self._wall
         self._wall, self._cpu = wall, cpu
 
 
@@ -324,6 +332,7 @@ def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss
         "samples": samples, "samples_per_s": samples / elapsed if elapsed > 0 else math.nan,
         "epoch_time_s": elapsed, "wall_time_s": state.wall_time_s,
         "cpu_time_s": state.cpu_time_s, "samples_seen": state.samples_seen,
+        "first_step_s": state.first_step_s,
     }
     for key in ("loss", "policy_loss", "value_loss"):
         if key in logs:
