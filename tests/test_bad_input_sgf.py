@@ -270,3 +270,19 @@ def test_tar_links_devices_and_other_files_each_get_a_reject_line(tmp_path):
         "games/fifo.sgf": "device or pipe member 'games/fifo.sgf' (not read)",
         "games/notes.txt": "not a game file by its name 'games/notes.txt' (not read)",
     }
+
+
+# --- found by the fuzzing suite -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b'[{"result": {"reward": ' + b"9" * 5000 + b"}}]", "unreadable JSON value (ValueError)"),
+        (b"[" + b"[" * 100_000, "unreadable JSON value (RecursionError)"),
+    ],
+)
+def test_an_elf_json_value_python_cannot_decode_is_a_reject(tmp_path, data, reason):
+    path = tmp_path / "games.json"
+    path.write_bytes(data)
+    assert [r.reject for r in iter_records(path)] == [reason]

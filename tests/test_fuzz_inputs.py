@@ -6,6 +6,8 @@ Targets, each with the one promise it makes about bad input:
   readable or rejected with a reason; never an exception;
 - the streaming reader (``read_stream`` in small chunks): exactly the records
   of the whole-bytes reader (a differential check of the chunked splitter);
+- the ELF OpenGo JSON reader (``read_stream`` of a ``.json``): records, never
+  an exception;
 - ingest's conversion (``convert_record`` of every record read): an outcome,
   kept or rejected, whose texts the HDF5 writer can store; never an exception;
 - ingest itself (batches of mutated files through ``harness ingest``, HDF5
@@ -53,7 +55,8 @@ REPO = Path(__file__).resolve().parents[1]
 DEV_SGF = dev_data_dir() / "dev-sgf"
 DEFAULT_SECONDS = 1.0  # per target in the default run
 LONG_INPUTS = {  # the long mode: 1,000,000 inputs in all
-    "reader": 440_000,
+    "reader": 390_000,
+    "elf_json": 50_000,
     "ingest": 10_000,  # files, in batches of INGEST_BATCH
     "stream": 100_000,
     "convert": 200_000,
@@ -215,6 +218,26 @@ def check_stream(data: bytes) -> bool:
     return any(r.reject for r in whole)
 
 
+def check_elf_json(data: bytes) -> bool:
+    records = list(read_stream(io.BytesIO(data), "<fuzz>", "fuzz.json", ReadOptions()))
+    assert records
+    return any(r.reject for r in records)
+
+
+def json_corpus() -> list[bytes]:
+    """ELF records: the dev sample when present, and a few written here."""
+    import json
+
+    sample = dev_data_dir() / "formats" / "elf_selfplay_record_SYNTHETIC.json"
+    corpus = [sample.read_bytes()] if sample.is_file() else []
+    for content, reward in (("(;B[pd];W[dd];B[])", 1.0), ("(;B[aa];W[ss])", -1.0)):
+        policies = [[0] * 361 + [1] for _ in range(content.count(";"))]
+        corpus.append(json.dumps({"result": {"num_move": content.count(";"),
+                                             "reward": reward, "content": content,
+                                             "policies": policies}}).encode())
+    return corpus
+
+
 def check_convert(data: bytes) -> bool:
     rejected = False
     for record in parse_sgf_bytes(data):
@@ -356,6 +379,7 @@ def _targets(corpus: list[bytes], tmp: Path) -> dict[str, tuple[Callable, Iterat
         "reader": (check_reader, mutations(corpus, 1)),
         "stream": (check_stream, mutations(corpus, 2)),
         "convert": (check_convert, mutations(corpus, 3)),
+        "elf_json": (check_elf_json, mutations(json_corpus(), 8)),
         "gtp_engine": (gtp_engine_check(), mutations(GTP_COMMANDS, 4)),
         "gtp_client": (check_gtp_client, mutations(GTP_RESPONSES, 5)),
         "config": (config_check(tmp), mutations(config_corpus(), 6)),

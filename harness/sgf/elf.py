@@ -223,10 +223,16 @@ def _line_values(lines: Iterator[str | JsonProblem], max_value_bytes: int):
 _FAIL = object()
 
 
+# What json raises besides JSONDecodeError on hostile text: ValueError for an
+# integer of over 4,300 digits (Python's int-string limit), RecursionError for
+# thousands of nested brackets. Both mean "this value cannot be read".
+_UNREADABLE = (ValueError, RecursionError)
+
+
 def _loads(text: str) -> Any:
     try:
         return json.loads(text)
-    except json.JSONDecodeError:
+    except _UNREADABLE:  # JSONDecodeError is a ValueError
         return _FAIL
 
 
@@ -282,6 +288,9 @@ def _array_values(buf: str, texts: Iterator[str], max_value_bytes: int):
                 return
             want = 2 * (len(buf) - pos) + 1
             continue
+        except _UNREADABLE as exc:
+            yield JsonProblem(f"unreadable JSON value ({type(exc).__name__})")
+            return
         yield value
         want = 0
 
