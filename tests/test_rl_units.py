@@ -228,8 +228,8 @@ def test_sampler_moves_policy_and_ownership_with_the_stones():
     assert len(seen) == 8  # every symmetry puts the stone somewhere else
 
 
-@pytest.mark.parametrize("name", ["rl-9x9-quick", "rl-9x9", "rl-nogo", "rl-nogo-quick",
-                                  "rl-19x19-from-sl"])
+@pytest.mark.parametrize("name", ["rl-9x9-quick", "rl-9x9-warm", "rl-9x9", "rl-nogo",
+                                  "rl-nogo-quick", "rl-19x19-from-sl"])
 def test_shipped_configs_load(name):
     from pathlib import Path
 
