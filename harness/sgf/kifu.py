@@ -210,14 +210,19 @@ class IndexFinder:
 
     A kifu file ``ROOT/Kifu/2011-01.zip`` or ``ROOT/kifu/2003-09`` finds
     ``ROOT/index/Kifu2011.zip`` or ``ROOT/Kifu.index``: index files in its
-    folder or the one above, or in an ``index`` folder of either.
+    folder or the one above, or in an ``index`` folder of either; for a
+    symbolic link, next to the link first, then next to the file it names.
     """
 
     files: tuple[str, ...] = ()
 
     @classmethod
     def near(cls, path: Path) -> IndexFinder:
-        for folder in (path.parent, path.parent.parent):
+        places = (path.parent, path.parent.parent)
+        if path.is_symlink():
+            target = path.resolve()
+            places += (target.parent, target.parent.parent)
+        for folder in places:
             found = sorted(
                 str(p)
                 for place in (folder, *_index_dirs(folder))
