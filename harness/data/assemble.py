@@ -39,7 +39,7 @@ from harness.data.layout import (
     VAL,
 )
 from harness.data.splits import assign_splits, cazenave_rows, source_mask, split_count
-from harness.data.tables import create_columns, read_columns, write_columns
+from harness.data.tables import column_array, create_columns, read_columns, write_columns
 
 
 @dataclass
@@ -102,11 +102,12 @@ def assemble(journal: Journal, attrs: DatasetAttributes, counts_json: dict) -> d
     """Write ``NAME.h5`` from the shards; returns the summary stored in its attributes."""
     output = journal.output
     shards = journal.committed_shards()
-    games = _concat_tables(shards, "games", GAME_COLUMNS)
+    games = _game_keys(shards, tuple(attrs.test_sources))
+    held_out = games.pop("held_out")
     rejects = _concat_tables(shards, "rejects", REJECT_COLUMNS)
     n_games = len(games["digest"])
     n_positions = int(np.sum(games["positions"], dtype=np.int64))
-    held_out = source_mask(games["source"], tuple(attrs.test_sources))
+    games["first"] = np.cumsum(games["positions"], dtype=np.int64) - games["positions"]
     n_free = n_games - int(held_out.sum())
     n_val = split_count(attrs.val_games, n_free)
     n_test = min(split_count(attrs.test_games, n_free), n_free - n_val)
@@ -153,9 +154,7 @@ def assemble(journal: Journal, attrs: DatasetAttributes, counts_json: dict) -> d
             )
         if any(p is not None for p in soft_parts):
             _write_soft(f.create_group("soft_policy"), shards, soft_parts)
-        write_columns(
-            f.create_group("games"), GAME_COLUMNS, games, chunk=GAME_CHUNK, compression=COMPRESSION
-        )
+        _write_games(f.create_group("games"), shards, games)
         write_columns(
             f.create_group("rejects"),
             REJECT_COLUMNS,
@@ -208,6 +207,43 @@ def assemble(journal: Journal, attrs: DatasetAttributes, counts_json: dict) -> d
     summary["bytes"] = tmp.stat().st_size
     os.replace(tmp, output)
     return summary
+
+
+def _game_keys(shards: list[Path], test_sources: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """What the splits need of every game: digest, positions, held-out flag (~40 bytes a game).
+
+    The other game columns (names, dates, sources: most of a row) are copied
+    shard by shard by :func:`_write_games`, so memory does not grow with them.
+    """
+    parts = []
+    for shard in shards:
+        with h5py.File(shard, "r") as s:
+            part = read_columns(s["games"], ["digest", "positions", "source"])
+        part["held_out"] = source_mask(part.pop("source"), test_sources)
+        parts.append(part)
+    names = {"digest": "S32", "positions": np.int32, "held_out": bool}
+    return {
+        name: np.concatenate([p[name] for p in parts]) if parts else np.zeros(0, dtype)
+        for name, dtype in names.items()
+    }
+
+
+def _write_games(group: h5py.Group, shards: list[Path], games: dict[str, np.ndarray]) -> None:
+    """``/games`` from the shards' rows plus the columns assembly decided (split, first, ...)."""
+    decided = [name for name in ("first", "split", "cazenave_row") if name in games]
+    create_columns(group, GAME_COLUMNS, len(games["digest"]), chunk=GAME_CHUNK,
+                   compression=COMPRESSION)
+    writer = _AlignedWriter(group, [c.name for c in GAME_COLUMNS], GAME_CHUNK)
+    start = 0
+    for shard in shards:
+        with h5py.File(shard, "r") as s:
+            rows = read_columns(s["games"], [c.name for c in GAME_COLUMNS])
+        count = len(rows["digest"])
+        for name in decided:
+            rows[name] = games[name][start : start + count]
+        start += count
+        writer.add({c.name: column_array(c, rows[c.name]) for c in GAME_COLUMNS})
+    writer.close()
 
 
 def _concat_tables(shards: list[Path], group: str, columns) -> dict[str, np.ndarray]:
