@@ -17,7 +17,7 @@ import pytest
 from harness.arena.referee import play_game
 from harness.cli import main as harness_main
 from harness.gtp.client import GTPTimeout
-from harness.players.gtp_player import DEADLINE_FLOOR, GTPPlayer, answer_deadline
+from harness.players.gtp_player import GTPPlayer
 from harness.players.random_player import RandomPlayer
 
 ENGINE = textwrap.dedent(
@@ -53,6 +53,8 @@ def engine(tmp_path):
 
 
 def test_the_answer_deadline_follows_the_move_time_above_a_floor():
+    from harness.players.gtp_player import DEADLINE_FLOOR, answer_deadline
+
     assert DEADLINE_FLOOR == 10.0
     assert answer_deadline(0.1) == 10.0  # byo-yomi of 1 s: the floor
     assert answer_deadline(4.6) == 11.0  # 5 s of byo-yomi: 2 x 5 + 1
