@@ -270,3 +270,29 @@ def test_genmove_analyze_honours_the_clock_like_genmove():
     assert answer.split("\n")[-3].startswith("play ")
     assert player.move_time == pytest.approx(0.08)
     assert len(engine.game.moves) == 1
+
+
+def test_a_passed_out_game_is_still_analysed_for_dead_stone_cleanup():
+    engine = GTPEngine(oracle_player(), size=9, komi=7.5)
+    for command in ("play b e5", "play w pass", "play b pass"):
+        engine.handle(command)
+    first, line, *rest = engine.handle("lz-analyze w 5").split("\n")
+    assert first == "=" and rest == ["", ""]
+    assert sabaki_parse(line)[0]
+
+
+def test_end_of_input_during_analysis_ends_the_answer_and_the_engine():
+    client = PipeClient(GTPEngine(oracle_player(), size=9, komi=7.5))
+    client.send("lz-analyze 5")
+    assert client.readline() == "=\n"
+    assert client.readline().startswith("info move ")
+    client._writer.close()  # the GUI went away
+    client.thread.join(timeout=30)
+    assert not client.thread.is_alive()
+    client._stdout.close()  # the engine's end of its output pipe: read() sees EOF
+    rest = client._reader.read()
+    assert rest.endswith("\n\n") and all(
+        line.startswith("info move ") for line in rest.split("\n")[:-2]
+    )
+    for f in (client._reader, client._stdin):
+        f.close()

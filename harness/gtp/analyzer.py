@@ -39,6 +39,20 @@ class AnalysisConfig:
     max_playouts: int = 5000
 
 
+def game_for_player(game: Game) -> Game:
+    """The game as a player may see it: a passed-out game has its pass count
+    reset so that the player searches on instead of treating it as over
+    (controllers continue such games for dead-stone cleanup, and GUIs
+    analyse them)."""
+    if game.rules != "nogo" and game.passes >= 2:
+        from harness.game import board as K
+
+        twin = game.copy()
+        twin.boards.meta[0, K.PASSES] = 0
+        return twin
+    return game
+
+
 def can_analyze(player) -> bool:
     """Whether ``player`` has a tree search the analysis commands can read."""
     return callable(getattr(player, "searcher", None))
@@ -98,7 +112,7 @@ class Analyzer:
         self, player, game: Game, color: int | None = None, config: AnalysisConfig | None = None
     ):
         self.config = config or AnalysisConfig()
-        self.game = game.copy()
+        self.game = game_for_player(game).copy()
         if color is not None and color != self.game.to_play:
             self.game.to_play = color
         self.search = player.searcher(self.game)

@@ -32,7 +32,7 @@ from harness.game import board as K
 from harness.game.geometry import BLACK, COLUMNS, EMPTY, MAX_SIZE, MIN_SIZE, WHITE, point_to_gtp
 from harness.game.geometry import gtp_to_point as _gtp_to_point
 from harness.game.position import Game, IllegalMove
-from harness.gtp.analyzer import can_analyze
+from harness.gtp.analyzer import can_analyze, game_for_player
 from harness.gtp.channel import InputChannel
 from harness.gtp.extensions import AnalysisCommands, Collected, Live, Output
 from harness.gtp.handicap import fixed_handicap_points, max_fixed_handicap
@@ -312,7 +312,7 @@ class GTPEngine:
         budget = self.clock.move_budget(color, len(self.game.moves), self.game.size**2)
         if budget is not None:
             set_limits(self.player, move_time=budget)
-        search = _game_for_player(self.game)
+        search = game_for_player(self.game)
         move = int(self.player.select_move(search))
         if move == RESIGN and not allow_resign:
             move = self.game.pass_move
@@ -381,16 +381,6 @@ def play_on(game: Game, move: int, color: int) -> None:
     if game.rules != "nogo" and game.passes >= 2 and not game.resigned:
         game.boards.meta[0, K.PASSES] = 0
     game.play(move, color)
-
-
-def _game_for_player(game: Game) -> Game:
-    """The game as a player may see it: a passed-out game has its pass count
-    reset so that the player searches on instead of treating it as over."""
-    if game.rules != "nogo" and game.passes >= 2:
-        twin = game.copy()
-        twin.boards.meta[0, K.PASSES] = 0
-        return twin
-    return game
 
 
 def board_diagram(game: Game) -> str:

@@ -105,10 +105,16 @@ class AnalysisCommands:
             self._heads = NetworkHeads(self.engine.player, self.engine.game.rules)
         return self._heads
 
-    def _line(self, analyzer: Analyzer, request: AnalyzeRequest, kata: bool) -> str:
+    def _write_line(self, analyzer: Analyzer, request: AnalyzeRequest, kata: bool,
+                    out: Output) -> None:
+        """One info line; none when no move is left to analyse, since an empty
+        line would end the GTP answer early."""
         if kata:
-            return kata_line(analyzer.snapshot(request, scores=True), ownership=request.ownership)
-        return lz_line(analyzer.snapshot(request))
+            line = kata_line(analyzer.snapshot(request, scores=True), ownership=request.ownership)
+        else:
+            line = lz_line(analyzer.snapshot(request))
+        if line:
+            out.write(line + "\n")
 
     def _search_for(self, seconds: float, analyzer: Analyzer, out: Output, interruptible: bool,
                     until_playouts: int | None = None) -> bool:
@@ -135,7 +141,7 @@ class AnalysisCommands:
         while True:
             stop = self._search_for(interval or 0.05, analyzer, out, interruptible=out.live)
             if request.interval:
-                out.write(self._line(analyzer, request, kata) + "\n")
+                self._write_line(analyzer, request, kata, out)
             if stop or not out.live:
                 break
         out.write("\n")
@@ -159,7 +165,7 @@ class AnalysisCommands:
                 break
             self._search_for(span, analyzer, out, False, until_playouts=budget)
             if request.interval:
-                out.write(self._line(analyzer, request, kata) + "\n")
+                self._write_line(analyzer, request, kata, out)
         # The player's own rules (resignation, clock, pass rule) pick the move;
         # its search finds the analysed tree already at its budget.
         move = engine.choose(color, allow_resign=True)
