@@ -286,3 +286,35 @@ def test_an_elf_json_value_python_cannot_decode_is_a_reject(tmp_path, data, reas
     path = tmp_path / "games.json"
     path.write_bytes(data)
     assert [r.reject for r in iter_records(path)] == [reason]
+
+
+def _elf(**result) -> bytes:
+    import json
+
+    return json.dumps({"result": {"content": "(;B[pd];W[dd])", "reward": 1.0, **result}}).encode()
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (_elf(policies=[[float("inf")] * 441, [1] * 441]),
+         "ELF record: bad policies (visit counts must be finite and non-negative)"),
+        (_elf(policies=[[-1] * 441, [1] * 441]),
+         "ELF record: bad policies (visit counts must be finite and non-negative)"),
+        (_elf(policies=5), "ELF record: policies is not a list"),
+        (_elf(komi="7.5 points"), "ELF record: bad komi '7.5 points'"),
+        (_elf(komi=1e308 * 10), "ELF record: bad komi 'inf'"),
+    ],
+)
+def test_elf_values_that_would_be_stored_wrong_are_rejects(tmp_path, data, reason):
+    path = tmp_path / "games.json"
+    path.write_bytes(data.replace(b"Infinity", b"1e999"))
+    assert [r.reject for r in iter_records(path)] == [reason]
+
+
+def test_elf_counts_past_float32_still_give_visit_shares(tmp_path):
+    path = tmp_path / "games.json"
+    path.write_bytes(_elf(policies=[[1e39] * 441, [1] * 441]))
+    (record,) = iter_records(path)
+    assert record.ok and record.visits.shape == (2, 362)
+    assert abs(float(record.visits[0].sum()) - 1.0) < 1e-5  # was inf/NaN in float32

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import math
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -77,7 +78,9 @@ def policy_orientation(points: np.ndarray, board_visits: np.ndarray) -> tuple[in
 def visits_from_policies(policies: Any, points: np.ndarray, size: int = ELF_SIZE) -> np.ndarray:
     """Normalised visit targets ``(n, P + 1)`` (pass last) from ELF's padded vectors."""
     wide = size + 2
-    counts = np.asarray(policies, dtype=np.float32)
+    counts = np.asarray(policies, dtype=np.float64)  # float32 would turn 1e39 into inf
+    if not (np.isfinite(counts).all() and (counts >= 0).all()):
+        raise ValueError("visit counts must be finite and non-negative")
     if counts.ndim != 2 or counts.shape[1] != wide * wide:
         counts = counts.reshape(len(counts), -1)
         if counts.shape[1] != wide * wide:
@@ -115,11 +118,20 @@ def record_from_elf(
     if record.reject:
         return record
     if b"KM[" not in content:
-        record.komi = float(game.get("komi", komi))
+        value = game.get("komi", komi)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not (
+            math.isfinite(value) and abs(value) <= record.size * record.size
+        ):
+            record.reject = f"ELF record: bad komi {str(value)[:20]!r}"
+            return record
+        record.komi = float(value)
     if "reward" in game or b"RE[" not in content:
         record.result = _result(game.get("reward"), record.moves, record.size)
     policies = game.get("policies")
     if policies is not None:
+        if not isinstance(policies, list):
+            record.reject = "ELF record: policies is not a list"
+            return record
         if len(policies) != len(record.moves):
             record.reject = f"ELF record: {len(policies)} policies for {len(record.moves)} moves"
             return record
