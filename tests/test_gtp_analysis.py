@@ -105,6 +105,8 @@ def test_candidates_put_the_engines_choice_first_then_visits_then_priors():
          AnalyzeRequest(color=WHITE, interval=25, minmoves=3)),
         (["10", "ownership", "true", "maxmoves", "4"],
          AnalyzeRequest(interval=10, ownership=True, maxmoves=4)),
+        (["b", "50", "pvVisits", "true", "rootInfo", "true"],
+         AnalyzeRequest(color=BLACK, interval=50)),  # fields we cannot give are left out
     ],
 )
 def test_analyze_arguments_are_read_as_katago_documents(args, expected):
@@ -113,7 +115,8 @@ def test_analyze_arguments_are_read_as_katago_documents(args, expected):
 
 @pytest.mark.parametrize(
     "args",
-    [["50", "minmoves"], ["avoid", "b", "d4", "1"], ["-5"], ["nan"], ["10", "ownership", "x"]],
+    [["50", "minmoves"], ["avoid", "b", "d4", "1"], ["10", "allow", "w", "q16,d4", "5"], ["-5"],
+     ["nan"], ["10", "ownership", "x"], ["10", "frobnicate", "1"]],
 )
 def test_bad_analyze_arguments_are_refused(args):
     with pytest.raises(AnalyzeError):

@@ -47,14 +47,25 @@ class AnalyzeRequest:
     ownership: bool = False  # kata-analyze ``ownership true``
 
 
+# KataGo's switches for optional output fields; accepted, the fields omitted.
+EXTRA_FIELDS = (
+    "pvVisits", "pvEdgeVisits", "ownershipStdev", "movesOwnership", "movesOwnershipStdev",
+    "rootInfo",
+)
 _PLAYERS = {"b": BLACK, "black": BLACK, "w": WHITE, "white": WHITE}
 
 
 def parse_analyze_args(args: list[str]) -> AnalyzeRequest:
     """Parse the arguments as KataGo does: an optional colour, an optional bare
     interval, then key-value pairs (``interval``, ``minmoves``, ``maxmoves``,
-    ``ownership``; ``allow``/``avoid`` are refused rather than ignored)."""
+    ``ownership``). Requests for extra output fields this engine cannot give
+    (``pvVisits``, ``ownershipStdev``, ...) are accepted and the fields left
+    out, as KataGo tells consumers to expect; ``allow``/``avoid``, which would
+    change the search, are refused rather than silently ignored."""
     words = list(args)
+    for word in words:
+        if word in ("allow", "avoid"):
+            raise AnalyzeError(f"unsupported analysis option {word!r}")
     color = None
     if words and words[0].lower() in _PLAYERS:
         color = _PLAYERS[words.pop(0).lower()]
@@ -62,7 +73,7 @@ def parse_analyze_args(args: list[str]) -> AnalyzeRequest:
     if words and _is_number(words[0]):
         values["interval"] = words.pop(0)
     for key in words[::2]:
-        if key not in ("interval", "minmoves", "maxmoves", "ownership"):
+        if key not in ("interval", "minmoves", "maxmoves", "ownership", *EXTRA_FIELDS):
             raise AnalyzeError(f"unsupported analysis option {key!r}")
     if len(words) % 2:
         raise AnalyzeError(f"syntax error: key {words[-1]!r} has no value")
