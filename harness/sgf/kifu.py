@@ -48,7 +48,7 @@ from pathlib import Path
 
 from harness.game.geometry import BLACK, WHITE
 from harness.game.result import UNKNOWN, GameResult, parse_result
-from harness.sgf.record import GameRecord, looks_binary
+from harness.sgf.record import GameRecord, guarded_record, looks_binary
 from harness.sgf.streams import CorruptStream, StreamTooLarge, bounded, read_chunks
 
 SIZE = 19
@@ -414,7 +414,7 @@ def kifu_records(
                 reason = f"malformed kifu line: longer than {max_game_bytes:,} bytes"
                 yield GameRecord(label, number, reject=reason)
             elif line.strip():
-                yield record_from_line(line, label, number, index)
+                yield guarded_record(label, number, record_from_line, line, label, number, index)
             else:
                 continue
             number += 1
