@@ -54,12 +54,21 @@ def test_cyclical_schedule_matches_mattisson_formula():
     assert learning_rate(spec, i) == pytest.approx(want)
 
 
+def test_warmup_ramps_linearly_then_follows_the_schedule():
+    spec = ScheduleSpec("cosine", initial=0.01, final=0.0, total_steps=1000, warmup=100)
+    assert learning_rate(spec, 0) == pytest.approx(0.01 * 1 / 100 * 1.0, rel=1e-3)
+    assert learning_rate(spec, 49) == pytest.approx(0.5 * 0.005 * (1 + math.cos(math.pi * 0.049)))
+    plain = ScheduleSpec("cosine", initial=0.01, final=0.0, total_steps=1000)
+    assert learning_rate(spec, 400) == learning_rate(plain, 400)
+
+
+@pytest.mark.parametrize("warmup", [0, 90])
 @pytest.mark.parametrize("kind", ["constant", "step", "cosine", "cyclical"])
-def test_keras_schedule_agrees_with_python(kind):
+def test_keras_schedule_agrees_with_python(kind, warmup):
     from harness.train.schedules import keras_schedule
 
     spec = ScheduleSpec(kind, initial=0.02, final=1e-3, total_steps=500, step_every=120,
-                        step_factor=0.3, period=70)
+                        step_factor=0.3, period=70, warmup=warmup)
     sched = keras_schedule(spec)
     for i in (0, 1, 35, 119, 120, 250, 499, 500, 800):
         assert float(sched(i)) == pytest.approx(learning_rate(spec, i), rel=1e-5)

@@ -40,6 +40,7 @@ class TrainSection:
     lr: float = 0.002
     lr_schedule: str = "cosine"
     lr_final: float = 0.0002
+    lr_warmup: float = 0.0
     weight_decay: float = 0.0001
     # Equal compute: every model gets the same budget (harness train --budget),
     # in ``epochs`` slices; 0 trains epochs x epoch_samples (equal samples).

@@ -13,7 +13,7 @@ class HarnessSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """Saved inside every checkpoint's optimizer, so resume needs no config."""
 
     def __init__(self, kind, initial, final=0.0, total_steps=1, step_every=1,
-                 step_factor=0.1, period=1):
+                 step_factor=0.1, period=1, warmup=0):
         self.kind = kind
         self.initial = float(initial)
         self.final = float(final)
@@ -21,8 +21,16 @@ class HarnessSchedule(keras.optimizers.schedules.LearningRateSchedule):
         self.step_every = int(step_every)
         self.step_factor = float(step_factor)
         self.period = int(period)
+        self.warmup = int(warmup)
 
     def __call__(self, step):
+        rate = self._scheduled(step)
+        if self.warmup <= 0:
+            return rate
+        s = ops.cast(step, "float32")
+        return rate * ops.minimum(1.0, (ops.maximum(s, 0.0) + 1.0) / float(self.warmup))
+
+    def _scheduled(self, step):
         t = float(max(self.total_steps, 1))
         i = ops.clip(ops.cast(step, "float32"), 0.0, t)
         if self.kind == "constant":
@@ -40,5 +48,5 @@ class HarnessSchedule(keras.optimizers.schedules.LearningRateSchedule):
         return {
             "kind": self.kind, "initial": self.initial, "final": self.final,
             "total_steps": self.total_steps, "step_every": self.step_every,
-            "step_factor": self.step_factor, "period": self.period,
+            "step_factor": self.step_factor, "period": self.period, "warmup": self.warmup,
         }

@@ -29,6 +29,8 @@ _FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--lr-step-epochs", "lr_step_epochs", float, "step schedule: epochs between decays"),
     ("--lr-step-factor", "lr_step_factor", float, "step schedule: factor per decay"),
     ("--lr-cycle-epochs", "lr_cycle_epochs", float, "cyclical schedule: period in epochs"),
+    ("--lr-warmup", "lr_warmup", float,
+     "linear warm-up from 0 over this fraction of the run (or of the budget)"),
     ("--weight-decay", "weight_decay", float, "decoupled weight decay on kernels"),
     ("--value-loss", "value_loss", str, "auto, mse (tanh head) or bce (sigmoid head)"),
     ("--heads", "heads", str, "extra heads, comma separated (ownership,score)"),

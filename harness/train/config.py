@@ -71,6 +71,8 @@ class TrainConfig:
     lr_step_epochs: float = 1.0
     lr_step_factor: float = 0.1
     lr_cycle_epochs: float = 0.25
+    # Linear warm-up from 0 over this fraction of the run (of the budget with one).
+    lr_warmup: float = 0.0
     weight_decay: float = 1e-4
     # Missing heads get the model's defaults (1, or Cazenave's "valN" for the value head).
     loss_weights: dict[str, float] = field(default_factory=dict)
@@ -119,6 +121,7 @@ class TrainConfig:
             step_every=max(1, round(self.lr_step_epochs * spe)),
             step_factor=self.lr_step_factor,
             period=max(1, round(self.lr_cycle_epochs * spe)),
+            warmup=round(self.lr_warmup * spe * self.epochs),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -158,6 +161,8 @@ def _problems(c: TrainConfig):
     for name in ("lr", "lr_step_epochs", "lr_cycle_epochs"):
         if not getattr(c, name) > 0:
             yield f"{name} must be positive, got {getattr(c, name)}"
+    if not 0 <= c.lr_warmup < 1:
+        yield f"lr_warmup must be a fraction in [0, 1), got {c.lr_warmup}"
     for name in ("lr_final", "weight_decay", "val_samples"):
         if getattr(c, name) < 0:
             yield f"{name} must not be negative, got {getattr(c, name)}"

@@ -34,6 +34,7 @@ class ScheduleSpec:
     step_every: int = 1  # "step": decay interval
     step_factor: float = 0.1  # "step": multiplier per interval
     period: int = 1  # "cyclical": oscillation period f
+    warmup: int = 0  # steps of linear warm-up from 0 (multiplies any schedule)
 
     def __post_init__(self) -> None:
         if self.kind not in SCHEDULES:
@@ -43,6 +44,11 @@ class ScheduleSpec:
 
 def learning_rate(spec: ScheduleSpec, step: float) -> float:
     """The learning rate used for optimizer step ``step`` (0-based)."""
+    warm = min(1.0, (max(float(step), 0.0) + 1.0) / spec.warmup) if spec.warmup > 0 else 1.0
+    return warm * _scheduled(spec, step)
+
+
+def _scheduled(spec: ScheduleSpec, step: float) -> float:
     i = min(max(float(step), 0.0), float(spec.total_steps))
     t = max(spec.total_steps, 1)
     if spec.kind == "constant":
