@@ -127,6 +127,7 @@ def test_a_folder_reads_every_month_in_order_and_never_the_index_as_games(tmp_pa
     assert feb.ok and feb.white == "white21" and feb.date == "2011-02-01 08:00"
     assert content_kind("Kifu2011.zip") is None and content_kind("Kifu.index") is None
     assert content_kind("2011-01") == "kifu" and content_kind("2011-01.zip") == "zip"
+    assert content_kind("kifu.zip") == "zip"  # a zip of SGF files by that common name is read
 
 
 def test_an_index_of_another_year_is_not_read():
@@ -175,6 +176,12 @@ def test_malformed_lines_raise_with_the_place(line, reason):
 def test_lines_are_split_across_chunks_and_an_overlong_line_is_skipped_whole():
     chunks = [b"1\t;B[pd]\n2\t;B", b"[dd]\n3\t" + b";B[pd]" * 10, b"\n4\t;W[aa]"]
     assert list(iter_lines(iter(chunks), 40)) == [b"1\t;B[pd]", b"2\t;B[dd]", None, b"4\t;W[aa]"]
+
+
+def test_an_sgf_file_named_like_a_month_is_still_read_as_sgf(tmp_path):
+    (tmp_path / "2011-05").write_text("(;GM[1]SZ[19]KM[7.5]RE[W+R];B[pd];W[dp])")
+    (game,) = iter_records(tmp_path / "2011-05")
+    assert game.ok and game.komi == 7.5 and game.moves == [(BLACK, 72), (WHITE, point("dp"))]
 
 
 def test_binary_and_empty_months_are_one_reject_each(tmp_path):

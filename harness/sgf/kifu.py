@@ -57,7 +57,9 @@ TYGEM_RULES = "Japanese"
 RANK = "9d"  # both collections are 9-dan games only
 
 _MONTH = re.compile(r"^(\d{4})-\d{2}$")  # a kifu file: 2011-01 (or 2011-01.zip)
-_INDEX = re.compile(r"^kifu(\d{4})?\.(index|zip)$|\.index$", re.IGNORECASE)
+# Index files: ``Kifu2011.zip`` (the year makes a zip of SGF files called ``kifu.zip``
+# safe from being taken for one), ``Kifu2011.index``, ``Kifu.index``.
+_INDEX = re.compile(r"^kifu\d{4}\.zip$|\.index$", re.IGNORECASE)
 _YEAR = re.compile(r"(\d{4})")
 _TIME = re.compile(r"^\s*(\d+)/(\d+)\s+(\d+)m\s*$")
 

@@ -199,7 +199,7 @@ def read_stream(fileobj, label: str, name: str, options: ReadOptions) -> Iterato
         yield GameRecord(label, 0, reject=str(exc))
         return
     stream = _prepend(head, stream)
-    if kind == "kifu":
+    if kind == "kifu" and not head.lstrip().startswith(b"("):  # "(" : SGF named like a month
         yield from kifu.kifu_records(
             stream, label, name, options.kifu_index, options.max_game_bytes,
             options.max_member_bytes,
