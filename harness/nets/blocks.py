@@ -10,7 +10,7 @@ from __future__ import annotations
 from keras import layers
 
 from harness.nets.builder import LayerMaker
-from harness.nets.layers import MaxAverageOut
+from harness.nets.layers import FusedBatchNormalization, MaxAverageOut
 
 
 def agz_block(x, filters: int, make: LayerMaker):
@@ -30,11 +30,22 @@ def golois_block(x, filters: int, make: LayerMaker):
 
 def inverted_residual_block(x, trunk: int, expansion: int, make: LayerMaker):
     """MobileNetV2 block as Cazenave uses it: 1x1 expand, depthwise 3x3, 1x1
-    squeeze back to the trunk width (linear bottleneck), add the input."""
-    m = make.bn_relu(make.conv(expansion, 1, bias=False)(x))
-    m = make.bn_relu(make.depthwise(3)(m))
-    m = make.bn()(make.conv(trunk, 1, bias=False)(m))
+    squeeze back to the trunk width (linear bottleneck), add the input.
+
+    Batch norm runs on the fused kernel (:class:`FusedBatchNormalization`,
+    same weights and arithmetic): on the expanded maps it, not the depthwise
+    convolution, dominates a CPU training step (issue 19: stock depthwise
+    61 ms forward and backward on 128x19x19x200, its alternatives slower;
+    batch norm and ReLU 212 ms, fused 116 ms).
+    """
+    m = _fused_bn_relu(make.conv(expansion, 1, bias=False)(x), make)
+    m = _fused_bn_relu(make.depthwise(3)(m), make)
+    m = FusedBatchNormalization()(make.conv(trunk, 1, bias=False)(m))
     return layers.Add()([m, x])
+
+
+def _fused_bn_relu(x, make: LayerMaker):
+    return make.relu()(FusedBatchNormalization()(x))
 
 
 def basic_block(x, filters: int, make: LayerMaker):

@@ -102,3 +102,46 @@ class MaxAverageOut(keras.layers.Layer):
                       kernel_size=self.kernel_size, seed=self.seed,
                       kernel_initializer=keras.initializers.serialize(self.kernel_initializer))
         return config
+
+
+@keras.saving.register_keras_serializable(package="harness")
+class FusedBatchNormalization(keras.layers.BatchNormalization):
+    """Batch normalisation through TensorFlow's fused kernel on board maps.
+
+    Same weights, config and arithmetic as ``keras.layers.BatchNormalization``
+    (which it is, for loading and for every ``isinstance`` check); only the
+    kernel differs. Keras normalises with separate element-wise ops, each
+    one a pass over the tensor, and on a CPU a MobileNet's 200-channel
+    expansions make those passes memory-bound: stock batch norm plus ReLU on
+    a 128x19x19x200 training batch took 212 ms forward and backward, the
+    fused kernel 116 ms (issue 19). Anything but a 4-D channels-last float
+    input on the TensorFlow backend, with centre and scale, takes the stock
+    path.
+    """
+
+    def _fusable(self, inputs, mask) -> bool:
+        return (keras.backend.backend() == "tensorflow" and mask is None and self.center
+                and self.scale and not self.renorm and not self.synchronized
+                and len(inputs.shape) == 4 and self.axis in (-1, 3)
+                and keras.backend.standardize_dtype(inputs.dtype) in ("float32", "bfloat16"))
+
+    def call(self, inputs, training=None, mask=None):
+        if not self._fusable(inputs, mask):
+            return super().call(inputs, training=training, mask=mask)
+        import tensorflow as tf
+
+        if training and self.trainable:
+            outputs, mean, variance = tf.compat.v1.nn.fused_batch_norm(
+                inputs, self.gamma, self.beta, epsilon=self.epsilon, is_training=True)[:3]
+            # The kernel returns the unbiased batch variance; Keras's moving
+            # variance averages the biased one.
+            count = tf.cast(tf.size(inputs) // tf.shape(inputs)[-1], variance.dtype)
+            variance = variance * (count - 1.0) / tf.maximum(count, 1.0)
+            self.moving_mean.assign(self.moving_mean * self.momentum
+                                    + mean * (1.0 - self.momentum))
+            self.moving_variance.assign(self.moving_variance * self.momentum
+                                        + variance * (1.0 - self.momentum))
+            return outputs
+        return tf.compat.v1.nn.fused_batch_norm(
+            inputs, self.gamma, self.beta, mean=self.moving_mean,
+            variance=self.moving_variance, epsilon=self.epsilon, is_training=False)[0]
