@@ -41,6 +41,7 @@ batch_size = 32
 enabled = true
 config = "{root}/rl.toml"
 warm_start = ["a0.tiny"]
+scratch = "{root}/rl.toml"
 max_hours = 0.0001
 
 [tournament]
@@ -97,11 +98,12 @@ def test_tiny_study_runs_end_to_end_and_reruns_as_a_no_op(tmp_path):
     assert [row["seeds"] for row in comparison["seeds"]] == [2, 2]
     assert (tmp_path / "models" / "tiny-rl-a0.tiny" / "models" / "gen-0001.keras").exists()
     ranking = pd.read_csv(out / "tournament" / "ranking.csv")
-    assert sorted(ranking["player"]) == ["a0.tiny", "a0.tiny+rl", "mobile.tiny", "random"]
-    assert ranking["games"].sum() == 2 * 6 * 2  # 6 pairs x 2 games, counted for both players
+    assert sorted(ranking["player"]) == ["a0.tiny", "a0.tiny+rl", "mobile.tiny", "random",
+                                         "selfplay-gen0", "selfplay-last"]
+    assert ranking["games"].sum() == 2 * 15 * 2  # 15 pairs x 2 games, counted for both players
     html = report.read_text()
     assert "<h2>Findings</h2>" in html and "most-frequent-move baseline" in html
-    assert "Self-play" in html and "a0.tiny+rl" in html
+    assert "Self-play" in html and "a0.tiny+rl" in html and "selfplay-last" in html
     for section in (
         "Dataset",
         "Model zoo",

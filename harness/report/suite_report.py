@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from harness.suite.config import SuiteConfig
+from harness.suite.config import SCRATCH_FIRST, SCRATCH_LAST, SuiteConfig
 
 
 @dataclass
@@ -117,12 +117,12 @@ def _tournament_findings(config: SuiteConfig) -> list[str]:
 
     networks = [m for m in config.train.models if m in names]
     networks += [f"{m}+rl" for m in config.rl.warm_start if f"{m}+rl" in names]
-    selfplay = [(f"{m}+rl", m) for m in config.rl.warm_start
-                if f"{m}+rl" in names and m in names]
+    warm = [(f"{m}+rl", m) for m in config.rl.warm_start if f"{m}+rl" in names and m in names]
+    scratch = [(SCRATCH_LAST, SCRATCH_FIRST)] if SCRATCH_LAST in names else []
     sentences = tournament_findings(ratings, games_between, networks,
                                     [b for b in config.tournament.baselines if b in names],
-                                    selfplay)
-    sentences += family_order_findings(ratings, games_between, selfplay)
+                                    scratch + warm)
+    sentences += family_order_findings(ratings, games_between, warm)
     summary = folder / "summary.json"
     if summary.exists():
         unresolved = json.loads(summary.read_text()).get("unresolved", [])

@@ -18,22 +18,29 @@ from harness.rl.config import config_from_mapping
 from harness.rl.run import RLRun
 
 
-def warm_start_from_suite(config, model: str, run: Path,
-                          log: Callable[[str], None] = print) -> Path:
-    """Continue one supervised network with self-play for the suite's per-run budget."""
-    values = read_toml(config.rl.config) if config.rl.config else {}
-    values.update(model=model, init=str(Path(run) / "best.keras"),
-                  run=config.rl_run_name(model), runs_dir=config.models_dir,
+def warm_start_from_suite(config, model: str, run: Path | None,
+                          log: Callable[[str], None] = print, rl_config_path: str = "",
+                          name: str = "") -> Path:
+    """Continue one supervised network with self-play for the suite's per-run budget.
+
+    With ``run=None`` the network starts from scratch (``rl_config_path``'s model).
+    """
+    rl_config_path = rl_config_path or config.rl.config
+    values = read_toml(rl_config_path) if rl_config_path else {}
+    if run is not None:
+        values.update(model=model, init=str(Path(run) / "best.keras"))
+    values.update(run=config.rl_run_name(name or model), runs_dir=config.models_dir,
                   board_size=config.board_size, komi=config.komi, rules=config.rules,
                   seed=config.seed, encoder=config.data.encoder)
     if config.rl.max_hours:
         values["max_hours"] = config.rl.max_hours
     values.setdefault("backend", config.backend)
     values.setdefault("ray_address", config.ray_address)
-    rl_config = config_from_mapping(values, config.rl.config or "suite [rl]")
+    rl_config = config_from_mapping(values, rl_config_path or "suite [rl]")
     rl_run = RLRun(rl_config, log=log)
     state = rl_run.run(resume=rl_run.exists())
-    log(f"rl {model}: {state.generation - 1} generations, {state.games_total} self-play games")
+    log(f"rl {name or model}: {state.generation - 1} generations, "
+        f"{state.games_total} self-play games")
     return rl_config.run_dir
 
 
@@ -41,6 +48,12 @@ def final_network(run_dir: Path) -> Path | None:
     """The newest generation's network of an RL run, if it has played one."""
     networks = sorted((Path(run_dir) / "models").glob("gen-*.keras"))
     return networks[-1] if len(networks) > 1 else None
+
+
+def first_network(run_dir: Path) -> Path | None:
+    """Generation 0 of an RL run (the network it started from)."""
+    path = Path(run_dir) / "models" / "gen-0000.keras"
+    return path if path.exists() else None
 
 
 def run_rl_from_suite(config, runs: list[Path], log: Callable[[str], None] = print) -> Path:

@@ -60,6 +60,10 @@ class RLSection:
     # one run as ``config`` says (from scratch unless it names ``init``).
     warm_start: list[str] = field(default_factory=list)
     max_hours: float = 0.0  # per warm-started run; 0: the rl config's own budget
+    # Also an ``harness rl`` config run from scratch for ``max_hours`` (its
+    # generation 0 and last generation then play in the tournament): the
+    # check that self-play learns at all. Empty: none.
+    scratch: str = ""
 
 
 @dataclass
@@ -126,10 +130,16 @@ class SuiteConfig:
         return f"{self.name}-{model}-seed{self.seeds[0] if seed is None else seed}"
 
     def rl_run_name(self, model: str) -> str:
+        """A warm-started run's name; ``SCRATCH`` names the from-scratch run."""
         return f"{self.name}-rl-{model}"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+SCRATCH = "scratch"  # rl_run_name(SCRATCH): the suite's from-scratch self-play run
+# Tournament names of the from-scratch run's first and last networks.
+SCRATCH_FIRST, SCRATCH_LAST = "selfplay-gen0", "selfplay-last"
 
 
 SECTIONS = {

@@ -17,7 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from harness import __version__
-from harness.suite.config import SuiteConfig
+from harness.suite.config import SCRATCH, SCRATCH_FIRST, SCRATCH_LAST, SuiteConfig
 
 Log = Callable[[str], None]
 
@@ -253,10 +253,12 @@ def ensure_zoo_table(config: SuiteConfig, log: Log) -> Path:
 def ensure_rl(config: SuiteConfig, runs: list[Path], log: Log) -> Path:
     from harness.rl.loop import run_rl_from_suite, warm_start_from_suite
 
-    if config.rl.warm_start:
+    if config.rl.warm_start or config.rl.scratch:
         by_model = dict(zip(config.train.models, runs, strict=True))
         for model in config.rl.warm_start:
             warm_start_from_suite(config, model, by_model[model], log)
+        if config.rl.scratch:
+            warm_start_from_suite(config, "", None, log, config.rl.scratch, SCRATCH)
         return Path(config.models_dir)
     return run_rl_from_suite(config, runs, log)
 
@@ -267,12 +269,17 @@ def tournament_players(config: SuiteConfig, runs: list[Path]) -> list[str]:
     networks = [(model, run / "best.keras")
                 for model, run in zip(config.train.models, runs, strict=True)]
     if config.rl.enabled:
-        from harness.rl.loop import final_network
+        from harness.rl.loop import final_network, first_network
 
         for model in config.rl.warm_start:
             final = final_network(Path(config.models_dir) / config.rl_run_name(model))
             if final is not None:
                 networks.append((f"{model}+rl", final))
+        if config.rl.scratch:
+            scratch = Path(config.models_dir) / config.rl_run_name(SCRATCH)
+            first, final = first_network(scratch), final_network(scratch)
+            if first is not None and final is not None:
+                networks += [(SCRATCH_FIRST, first), (SCRATCH_LAST, final)]
     players = []
     for name, checkpoint in networks:
         if config.tournament.model_player == "mcts":
