@@ -96,3 +96,41 @@ def test_mobile_models_use_it_and_round_trip_through_a_keras_file(tmp_path):
     x = np.random.default_rng(0).random((3, 9, 9, 17), dtype=np.float32)
     np.testing.assert_allclose(again.predict_on_batch(x)["policy"],
                                model.predict_on_batch(x)["policy"], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", ["_shifted_depthwise", "_grouped_depthwise"])
+def test_the_measured_depthwise_alternatives_compute_keras_depthwise(make):
+    """The alternatives ``harness bench layers`` times against the stock kernel
+    are the same convolution: outputs and input and kernel gradients."""
+    from harness.bench import layers as bench_layers
+
+    stock = keras.layers.DepthwiseConv2D(3, padding="same", use_bias=False)
+    x = _inputs()
+    stock.build(x.shape)
+    stock.set_weights([np.random.default_rng(3).normal(size=(3, 3, 7, 1)).astype(np.float32)])
+    other = getattr(bench_layers, make)(stock.kernel)
+    upstream = tf.constant(np.random.default_rng(4).normal(size=SHAPE).astype(np.float32))
+    results = []
+    for fn in (stock, other):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+            loss = tf.reduce_sum(y * upstream)
+        results.append((y, *tape.gradient(loss, [x, stock.kernel])))
+    for want, got, what in zip(results[0], results[1], ("output", "input grad", "kernel grad"),
+                               strict=True):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-4, atol=1e-4,
+                                   err_msg=what)
+
+
+def test_bench_layers_times_every_candidate():
+    import argparse
+
+    from harness.bench import layers as bench_layers
+
+    args = argparse.Namespace(batch=2, board_size=5, trunk=4, expansion=6, rounds=1)
+    rows = {row[0]: row for row in bench_layers.measure(args, log=str)}
+    assert set(rows) == set(bench_layers.candidates(args))
+    assert rows["depthwise 3x3 (keras)"][1] == "2x5x5x6" and rows["conv 1x1 expand"][1] == "2x5x5x4"
+    assert rows["depthwise 3x3 (keras)"][3] == pytest.approx(1.0)
+    assert all(row[2] > 0 for row in rows.values())

@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 import importlib
 
-HELP = ("measure speed and print a table (rules, ingest, pipeline, models, runtime, selfplay, "
-        "distributed)")
+HELP = ("measure speed and print a table (rules, ingest, pipeline, models, runtime, layers, "
+        "selfplay, distributed)")
 
 # (kind, module): each module has HELP, add_arguments(parser), run(args) -> int.
 KINDS: tuple[tuple[str, str], ...] = (
     ("rules", "harness.bench.rules"),
     ("models", "harness.bench.models"),
     ("runtime", "harness.bench.runtime"),
+    ("layers", "harness.bench.layers"),
     ("sgf", "harness.bench.sgf"),
     ("ingest", "harness.bench.ingest"),
     ("pipeline", "harness.bench.pipeline"),
