@@ -411,12 +411,15 @@ def _targets(corpus: list[bytes], tmp: Path) -> dict[str, tuple[Callable, Iterat
 
 
 # Found by this suite, in loaders this change may only read (harness/config_io.py,
-# harness/train/config.py): tomllib raises UnicodeDecodeError on bytes that are
-# not UTF-8 and ValueError on an integer of over 4,300 digits, and read_toml
-# catches only TOMLDecodeError. Strict: when they are fixed this must be removed.
+# harness/train/config.py, harness/suite/config.py): tomllib raises
+# UnicodeDecodeError on bytes that are not UTF-8, ValueError on an integer of
+# over 4,300 digits and RecursionError on deep nesting, and read_toml catches
+# only TOMLDecodeError; the suite config's path checks raise OSError (file name
+# too long). 1,000,000-input run: 19,944 of 50,000 config inputs escaped, about
+# 99% of them UnicodeDecodeError. Strict: when fixed, this mark must go.
 CONFIG_ESCAPES = pytest.mark.xfail(
     strict=True,
-    reason="read_toml lets UnicodeDecodeError and tomllib's int-limit ValueError escape",
+    reason="config loaders let UnicodeDecodeError, ValueError, RecursionError, OSError escape",
 )
 
 
