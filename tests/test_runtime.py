@@ -161,3 +161,24 @@ def test_a_mixed_precision_model_exports_from_a_float32_copy(tmp_path, monkeypat
     assert max(disagreement(keras_forward(copy), keras_forward(model), planes)) < 0.05
     forward = onnx_forward(exported(model))
     assert max(disagreement(forward, keras_forward(copy), planes)) < TOLERANCE
+
+
+def test_auto_picks_the_faster_runtime_per_batch_shape():
+    """One runtime with a fixed cost per call, one with a cost per position:
+    the first wins large batches, the second small ones."""
+    import time
+
+    from harness.search.runtime import choose
+
+    def fixed(x):  # 4 ms per call
+        time.sleep(0.004)
+        return x
+
+    def per_position(x):  # 0.1 ms per position
+        time.sleep(0.0001 * x.shape[0])
+        return x
+
+    choice = choose({"fixed": fixed, "per_position": per_position}, [8, 16, 128],
+                    np.zeros((4, 2), np.float32))
+    assert choice.by_shape == {8: "per_position", 16: "per_position", 128: "fixed"}
+    assert "fixed for batches 128" in choice.describe()
