@@ -302,7 +302,7 @@ def test_bench_models_times_forward_and_training(capsys, tmp_path):
     assert models.run(args) == 0
     rows = stem.with_suffix(".csv").read_text().strip().splitlines()
     assert rows[0] == ("model,board,params,MFLOPs,pass,batch,positions/s,batches/s,"
-                       "GFLOP/s,of peak")
+                       "GFLOP/s,of peak,precision")
     passes = [(r.split(",")[4], r.split(",")[5]) for r in rows[1:]]
     assert passes == [("peak", "-"), ("forward", "1"), ("forward", "4"), ("train", "4")]
     assert all(float(r.split(",")[6]) > 0 for r in rows[2:])

@@ -14,7 +14,8 @@ SIZE, PLANES = 9, 17
 
 def test_models_rows_give_gflops_from_flops_and_rates():
     args = argparse.Namespace(names=["a0.tiny"], board_size=SIZE, planes=PLANES,
-                              batch_sizes=(4,), train_batch=8, seconds=0.05)
+                              batch_sizes=(4,), train_batch=8, seconds=0.05,
+                              precision="float32")
     header = bench_models.HEADER
     rows = [dict(zip(header, row, strict=True)) for row in bench_models.measure(args, log=str)]
     peak, forward, train = rows
@@ -25,3 +26,4 @@ def test_models_rows_give_gflops_from_flops_and_rates():
     assert train["GFLOP/s"] == pytest.approx(3 * train["MFLOPs"] * train["positions/s"] / 1e3)
     for row in (forward, train):
         assert row["of peak"] == pytest.approx(row["GFLOP/s"] / peak["GFLOP/s"])
+        assert row["precision"] == "float32"

@@ -18,10 +18,11 @@ import argparse
 import time
 
 from harness.bench.table import format_table, save_table
+from harness.cpu import PRECISIONS, resolve_precision
 
 HELP = "forward positions/s by batch size and training samples/s (Cazenave tables I-II)"
 HEADER = ("model", "board", "params", "MFLOPs", "pass", "batch", "positions/s", "batches/s",
-          "GFLOP/s", "of peak")
+          "GFLOP/s", "of peak", "precision")
 # A training step's FLOPs per sample, in forward passes' FLOPs.
 TRAIN_FLOPS_FACTOR = 3
 MATMUL_SIZE = 1024
@@ -37,6 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--train-batch", type=int, default=32,
                         help="training batch size (Cazenave trains with 32); 0 skips training")
     parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
+    parser.add_argument("--precision", choices=PRECISIONS, default="auto",
+                        help="Keras dtype policy the models are built under (auto: "
+                        "mixed_bfloat16 on CPUs with AMX/AVX512-BF16, else float32)")
     parser.add_argument("--save", metavar="STEM", default=None,
                         help="write STEM.csv and STEM.md (default results/bench/models-BxB)")
 
@@ -115,12 +119,14 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
     import keras
 
     from harness.nets import build_model, model_summary
+    from harness.train.preflight import dtype_policy
 
     board = f"{args.board_size}x{args.board_size}"
+    precision = resolve_precision(getattr(args, "precision", "auto"))
     peak = matmul_peak(args.seconds)
     log(f"  float32 matmul {MATMUL_SIZE}: {peak:,.1f} GFLOP/s")
     rows = [(f"matmul {MATMUL_SIZE}x{MATMUL_SIZE}", "-", "-", 2 * MATMUL_SIZE**3 / 1e6, "peak",
-             "-", "-", "-", peak, 1.0)]
+             "-", "-", "-", peak, 1.0, "float32")]
 
     def row(name, info, kind, batch, rate):
         mflops = info["flops"] / 1e6
@@ -129,11 +135,12 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
         log(f"  {name} {kind} batch {batch}: {rate * batch:,.0f} positions/s, "
             f"{gflops:,.1f} GFLOP/s ({gflops / peak:.0%} of peak)")
         return (name, board, info["params"], mflops, kind, batch, rate * batch, rate, gflops,
-                gflops / peak)
+                gflops / peak, precision)
 
     for name in args.names:
         keras.backend.clear_session()
-        model = build_model(name, args.board_size, args.planes, seed=0)
+        with dtype_policy(precision):
+            model = build_model(name, args.board_size, args.planes, seed=0)
         info = model_summary(model)
         for batch in args.batch_sizes:
             rows.append(row(name, info, "forward", batch,
