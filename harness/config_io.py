@@ -29,8 +29,12 @@ def read_toml(path: str | Path) -> dict[str, Any]:
             return tomllib.load(f)
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML ({e})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, ValueError, RecursionError) as e:
+        # ValueError: an integer past Python's digit limit; RecursionError: deep nesting.
+        raise ConfigError(f"{path}: not valid TOML ({type(e).__name__}: "
+                          f"{str(e)[:200]})") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read the config ({e.strerror or e})") from None
 
 
 def add_flags(parser: argparse.ArgumentParser, flags: dict[str, tuple[str, type]]) -> None:

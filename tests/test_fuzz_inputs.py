@@ -410,17 +410,11 @@ def _targets(corpus: list[bytes], tmp: Path) -> dict[str, tuple[Callable, Iterat
     }
 
 
-# Found by this suite, in loaders this change may only read (harness/config_io.py,
-# harness/train/config.py, harness/suite/config.py): tomllib raises
-# UnicodeDecodeError on bytes that are not UTF-8, ValueError on an integer of
-# over 4,300 digits and RecursionError on deep nesting, and read_toml catches
-# only TOMLDecodeError; the suite config's path checks raise OSError (file name
-# too long). 1,000,000-input run: 19,944 of 50,000 config inputs escaped, about
-# 99% of them UnicodeDecodeError. Strict: when fixed, this mark must go.
-CONFIG_ESCAPES = pytest.mark.xfail(
-    strict=True,
-    reason="config loaders let UnicodeDecodeError, ValueError, RecursionError, OSError escape",
-)
+# Found by this suite in the config loaders (since fixed in config_io.read_toml
+# and the suite's path checks): tomllib raises UnicodeDecodeError on bytes that
+# are not UTF-8, ValueError on an integer of over 4,300 digits and
+# RecursionError on deep nesting; a source path too long raised OSError. The
+# 1,000,000-input run before the fix: 19,944 of 50,000 config inputs escaped.
 
 
 def test_an_ingest_of_mutated_files_writes_a_dataset_that_reconciles(corpus, tmp_path):
@@ -429,8 +423,7 @@ def test_an_ingest_of_mutated_files_writes_a_dataset_that_reconciles(corpus, tmp
 
 @pytest.mark.parametrize(
     "target",
-    [pytest.param(t, marks=CONFIG_ESCAPES) if t == "config" else t
-     for t in LONG_INPUTS if t != "ingest"],
+    [t for t in LONG_INPUTS if t != "ingest"],
 )
 def test_mutated_inputs_never_escape(target, corpus, tmp_path):
     check, inputs = _targets(corpus, tmp_path)[target]
@@ -463,8 +456,7 @@ def test_long_fuzz_run(corpus, tmp_path):
           f"(escapes saved under {tmp_path / 'escapes'})")
     assert total >= wanted
     for tally in tallies:
-        if tally.target != "config":  # CONFIG_ESCAPES: known, outside this change
-            _assert_no_escape(tally)
+        _assert_no_escape(tally)
 
 
 # --- property-based ---------------------------------------------------------------------

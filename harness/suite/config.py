@@ -197,5 +197,9 @@ def _check(config: SuiteConfig, path: Path) -> None:
     if config.tournament.model_player not in ("policy", "mcts"):
         raise ConfigError(f"{path} [tournament]: model_player must be 'policy' or 'mcts'")
     for source in config.data.sources:
-        if not Path(source).exists():
+        try:
+            found = Path(source).exists()
+        except (OSError, ValueError):  # a name too long, or with a NUL
+            found = False
+        if not found:
             raise ConfigError(f"{path} [data]: source {source} does not exist")

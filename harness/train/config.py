@@ -12,11 +12,11 @@ import dataclasses
 import json
 import math
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.config_io import ConfigError  # one ConfigError for every config
 from harness.cpu import PRECISIONS as CPU_PRECISIONS
 from harness.train.distribute import STRATEGIES
 from harness.train.schedules import SCHEDULES, ScheduleSpec
@@ -36,8 +36,6 @@ BUDGET_UNITS = ("wall_s", "cpu_s", "samples")
 BUDGET_TICKS_PER_EPOCH = 1000
 
 
-class ConfigError(ValueError):
-    """A bad training config; the message is the one line shown to the user."""
 
 
 @dataclass(frozen=True)
@@ -226,14 +224,10 @@ def _coerce(key: str, value: Any, source: str) -> Any:
 
 def read_toml(path: str | Path) -> dict[str, Any]:
     """A config file's keys (top level or under ``[train]``), unknown keys rejected."""
+    from harness.config_io import read_toml as read_any_toml
+
     path = Path(path)
-    try:
-        with open(path, "rb") as f:
-            values = tomllib.load(f)
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: config file not found") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: not valid TOML ({e})") from None
+    values = read_any_toml(path)
     if isinstance(values.get("train"), dict):
         values = {**values["train"], **{k: v for k, v in values.items() if k != "train"}}
     unknown = sorted(set(values) - set(_FIELDS))
