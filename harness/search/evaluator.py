@@ -24,7 +24,7 @@ from numba import njit
 from harness.game.geometry import geometry
 from harness.search.cache import EvalCache, position_keys
 from harness.search.config import EvaluatorConfig
-from harness.search.runtime import default_inference, frozen_source
+from harness.search.runtime import default_inference, frozen_source, select_forward
 
 _log = logging.getLogger(__name__)
 
@@ -190,8 +190,6 @@ class NetworkEvaluator:
     def _select_runtime(self):
         """The forward pass: Keras, or an export of it that agrees with Keras
         and runs faster here (:mod:`harness.search.runtime`)."""
-        from harness.search.runtime import select_forward
-
         return select_forward(self.model, self.inference, self._shapes,
                               value_head=self.config.value_head,
                               keras_mode=self.config.forward, log=_log.info)
