@@ -99,7 +99,7 @@ def test_family_order_before_and_after_self_play():
     ])
     (sentence,) = family_order_findings(ratings, games, [("a+rl", "a"), ("b+rl", "b")])
     assert sentence.startswith("`a` against `b`: +")
-    assert "the difference changes sign" in sentence
+    assert "self-play reversed the order" in sentence
 
 
 def test_the_more_accurate_network_is_named_with_a_positive_margin():
@@ -107,3 +107,12 @@ def test_the_more_accurate_network_is_named_with_a_positive_margin():
     text = validation_findings(comparison(pairs))
     assert ("`b` is more accurate than `a` in top-1 accuracy: 33.5 [32.7, 34.3] % against "
             "33.1 [32.3, 33.9] %, higher by 2.0 [1.0, 3.0] points (Holm p 0.003).") in text
+
+
+def test_a_run_from_scratch_is_compared_with_its_generation_0():
+    ratings, games = _ratings([("selfplay-last", "selfplay-gen0", 1.0, 6),
+                               ("selfplay-gen0", "selfplay-last", 0.0, 6)])
+    (sentence,) = tournament_findings(ratings, games, [], [],
+                                      [("selfplay-last", "selfplay-gen0")])
+    assert sentence.startswith("Self-play from scratch: its last generation `selfplay-last` "
+                               "beats its generation 0 `selfplay-gen0`, +")

@@ -129,6 +129,13 @@ def tournament_findings(ratings, games_between, networks: Sequence[str],
             out.append(_elo_sentence(pair, "`random`"))
     for after, before in selfplay:
         pair = elo_pair(ratings, games_between(after, before), after, before)
+        if before.endswith("gen0"):  # a run from scratch against its own start
+            verdict = ("beats" if pair.separated and pair.difference.value > 0 else
+                       "loses to" if pair.separated else "does not differ significantly from")
+            out.append(f"Self-play from scratch: its last generation `{after}` {verdict} its "
+                       f"generation 0 `{before}`, {_elo(pair.difference)} Elo "
+                       f"(LOS {fmt_number(pair.los, 3)}, {pair.games} games between them).")
+            continue
         if pair.separated:
             verb = "improved" if pair.difference.value > 0 else "weakened"
             out.append(f"Self-play {verb} `{before}`: `{after}` rates "
@@ -170,8 +177,18 @@ def family_order_findings(ratings, games_between,
             verdict = "separated" if pair.separated else "not separated"
             return f"{_elo(pair.difference)} Elo ({verdict}, {pair.games} games)"
 
-        same = (before.difference.value > 0) == (after.difference.value > 0)
-        change = ("keeps its sign" if same else "changes sign")
         out.append(f"`{before_a}` against `{before_b}`: {said(before)} before self-play, "
-                   f"{said(after)} after; the difference {change}.")
+                   f"{said(after)} after; {_order_change(before, after)}.")
     return out
+
+
+def _order_change(before: EloPair, after: EloPair) -> str:
+    """What the two intervals together support about the order of two families."""
+    same = (before.difference.value > 0) == (after.difference.value > 0)
+    if before.separated and after.separated:
+        return "the order holds" if same else "self-play reversed the order"
+    if after.separated:
+        return "separated only after self-play"
+    if before.separated:
+        return "separated only before self-play"
+    return "separated neither before nor after, so no change of order is shown"
