@@ -69,9 +69,10 @@ def test_the_suite_config_passes_its_backend_to_its_stages(tmp_path):
 def test_without_ray_the_ray_backend_stops_with_one_line(no_ray, tmp_path, capsys):
     code = main(["tournament", "random", "uct:5", "--backend", "ray", "--board-size", "5",
                  "-o", str(tmp_path / "t"), "--no-progress"])
-    err = capsys.readouterr().err.strip()
-    assert code == 2 and err == f"harness tournament: {RAY_MISSING}"
-    assert "pip install .[ray]" in err
+    reason, summary = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and reason == f"harness tournament: {RAY_MISSING}"
+    assert "pip install .[ray]" in reason
+    assert summary.startswith("harness tournament: stopped with exit code 2")  # the closing line
 
     code = main(["rl", "--run", "r", "--runs-dir", str(tmp_path), "--backend", "ray"])
     assert code == 2 and capsys.readouterr().err.strip() == f"harness rl: {RAY_MISSING}"
