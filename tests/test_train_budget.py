@@ -64,3 +64,15 @@ def test_bad_budget_is_one_line():
         TrainConfig(model="m", data="d", budget=10, budget_unit="hours")
     with pytest.raises(ConfigError, match="budget must be"):
         TrainConfig(model="m", data="d", budget=-1)
+
+
+def test_seeds_make_one_run_per_seed_with_its_own_name():
+    from harness.train.command import seed_runs
+
+    base = TrainConfig(model="a0.tiny", data="d.h5", run="r", seeds=(3, 5))
+    runs = seed_runs(base)
+    assert [(c.run, c.seed, c.seeds) for c in runs] == [("r-seed3", 3, ()), ("r-seed5", 5, ())]
+    assert seed_runs(TrainConfig(model="a0.tiny", data="d.h5", run="r")) == [
+        TrainConfig(model="a0.tiny", data="d.h5", run="r")]
+    with pytest.raises(ConfigError, match="distinct"):
+        TrainConfig(model="m", data="d", seeds=(1, 1))
