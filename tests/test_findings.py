@@ -116,3 +116,10 @@ def test_a_run_from_scratch_is_compared_with_its_generation_0():
                                       [("selfplay-last", "selfplay-gen0")])
     assert sentence.startswith("Self-play from scratch: its last generation `selfplay-last` "
                                "beats its generation 0 `selfplay-gen0`, +")
+
+
+def test_far_is_said_only_of_a_large_margin():
+    close = [pair(BASE, "a", "policy_top1", [-0.03, -0.04, -0.02], 0.001, "a"),
+             pair(BASE, "b", "policy_top1", [-0.218, -0.227, -0.208], 0.001, "b"), *PAIRS[2:]]
+    assert validation_findings(comparison(close))[1].startswith(
+        "Every network predicts the played move more often than")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from harness.stats import Estimate, fmt_number, fmt_p, fmt_with_interval
 
+FAR_POINTS = 10  # a top-1 margin (points) worth calling "far" above the baseline
 _METRIC = {"policy_top1": ("top-1 accuracy", True), "policy_top5": ("top-5 accuracy", True),
            "value_mse": ("value MSE", False)}
 
@@ -51,7 +52,10 @@ def validation_findings(comparison: dict) -> list[str]:
     if networks and len(beat) == len(networks):
         parts = [f"`{p['better']}` {_fmt(models[p['better']]['policy_top1'], 'policy_top1')}"
                  for p in beat]
-        out.append(f"Every network predicts the played move far more often than the "
+        # "far" only where even the smallest margin's interval stays FAR_POINTS above
+        smallest = min(min(abs(v) for v in p["difference"][1:]) for p in beat)
+        how = "far more often" if smallest >= FAR_POINTS / 100 else "more often"
+        out.append(f"Every network predicts the played move {how} than the "
                    f"most-frequent-move baseline ({base_top1} top-1): " + "; ".join(parts) + ".")
     else:
         for p in vs_base:
