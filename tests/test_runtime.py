@@ -4,6 +4,8 @@ chosen only when they do (harness.nets.export, harness.search.runtime)."""
 from __future__ import annotations
 
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -78,6 +80,14 @@ def test_a_read_only_model_folder_exports_to_the_cache(tmp_path, monkeypatch):
     finally:
         folder.chmod(0o755)
     assert target == tmp_path / "cache" / "onnx" / f"net.{file_hash(path)}.onnx"
+
+
+def test_writable_tries_a_file_rather_than_asking():
+    """/proc refuses new files even to root, whom ``os.access`` would answer yes."""
+    from harness.nets.export import writable
+
+    assert not writable(Path("/proc"))
+    assert writable(Path(tempfile.gettempdir()))
 
 
 def test_in_memory_models_go_to_the_cache_folder(tmp_path, monkeypatch):
@@ -165,20 +175,22 @@ def test_a_mixed_precision_model_exports_from_a_float32_copy(tmp_path, monkeypat
 
 def test_auto_picks_the_faster_runtime_per_batch_shape():
     """One runtime with a fixed cost per call, one with a cost per position:
-    the first wins large batches, the second small ones."""
-    import time
-
+    the first wins large batches, the second small ones. The costs are a
+    model handed to the timer, so the test does not depend on the clock."""
     from harness.search.runtime import choose
 
-    def fixed(x):  # 4 ms per call
-        time.sleep(0.004)
+    def fixed(x):
         return x
 
-    def per_position(x):  # 0.1 ms per position
-        time.sleep(0.0001 * x.shape[0])
+    def per_position(x):
         return x
+
+    cost = {fixed: lambda n: 0.004, per_position: lambda n: 0.0001 * n}  # seconds per call
+
+    def timer(forward, x):
+        return cost[forward](x.shape[0])
 
     choice = choose({"fixed": fixed, "per_position": per_position}, [8, 16, 128],
-                    np.zeros((4, 2), np.float32))
+                    np.zeros((4, 2), np.float32), timer=timer)
     assert choice.by_shape == {8: "per_position", 16: "per_position", 128: "fixed"}
     assert "fixed for batches 128" in choice.describe()

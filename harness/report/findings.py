@@ -14,26 +14,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.stats import Estimate, fmt_number, fmt_p, fmt_with_interval
+from harness.train.metrics import METRIC_INFO
 
 FAR_POINTS = 10  # a top-1 margin (points) worth calling "far" above the baseline
-_METRIC = {"policy_top1": ("top-1 accuracy", True), "policy_top5": ("top-5 accuracy", True),
-           "value_mse": ("value MSE", False)}
 
 
 def _est(values: Sequence[float]) -> Estimate:
     return Estimate(*values)
 
 
-def _fmt(values: Sequence[float], metric: str) -> str:
-    percent = _METRIC[metric][1]
+def _fmt(values: Sequence[float], metric: str, unit: str = "%") -> str:
+    """A value or difference with its interval; accuracies in percent (``unit``)."""
+    percent = METRIC_INFO[metric].percent
     text = fmt_with_interval(_est(values), percent=percent, decimals=1 if percent else 3)
-    return f"{text}{' %' if percent else ''}"
+    return f"{text} {unit}" if percent else text
 
 
 def _diff(values: Sequence[float], metric: str) -> str:
-    percent = _METRIC[metric][1]
-    text = fmt_with_interval(_est(values), percent=percent, decimals=1 if percent else 3)
-    return f"{text}{' points' if percent else ''}"
+    return _fmt(values, metric, unit="points")
 
 
 def validation_findings(comparison: dict) -> list[str]:
@@ -65,7 +63,7 @@ def validation_findings(comparison: dict) -> list[str]:
                            f"({_fmt(models[other]['policy_top1'], 'policy_top1')} against "
                            f"{base_top1}; Holm p {fmt_p(p['p_holm'])}).")
     for metric in ("policy_top1", "value_mse"):
-        name, _ = _METRIC[metric]
+        name = METRIC_INFO[metric].name
         for p in pairs:
             if p["metric"] != metric or baseline in (p["a"], p["b"]):
                 continue
@@ -73,7 +71,7 @@ def validation_findings(comparison: dict) -> list[str]:
             if p["better"]:
                 winner = p["better"]
                 loser = b if winner == a else a
-                higher = _METRIC[metric][1]
+                higher = METRIC_INFO[metric].higher_is_better
                 # the margin is positive: how much better the winner is
                 sign = (1 if winner == a else -1) * (1 if higher else -1)
                 d = sorted(sign * v for v in p["difference"][1:])

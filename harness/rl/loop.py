@@ -18,29 +18,30 @@ from harness.rl.config import config_from_mapping
 from harness.rl.run import RLRun
 
 
-def warm_start_from_suite(config, model: str, run: Path | None,
-                          log: Callable[[str], None] = print, rl_config_path: str = "",
-                          name: str = "") -> Path:
-    """Continue one supervised network with self-play for the suite's per-run budget.
+def suite_rl_run(config, source: str, name: str, *, start: tuple[str, Path] | None = None,
+                 max_hours: float = 0.0, log: Callable[[str], None] = print) -> Path:
+    """Run (or finish) one self-play run of the suite; its run directory.
 
-    With ``run=None`` the network starts from scratch (``rl_config_path``'s model).
+    ``source`` is an ``harness rl`` TOML file; board, rules, komi, seed and
+    encoder come from the suite. ``start`` is (zoo name, checkpoint) of a
+    network to continue (a warm start); ``max_hours`` overrides the file's
+    time budget when given.
     """
-    rl_config_path = rl_config_path or config.rl.config
-    values = read_toml(rl_config_path) if rl_config_path else {}
-    if run is not None:
-        values.update(model=model, init=str(Path(run) / "best.keras"))
-    values.update(run=config.rl_run_name(name or model), runs_dir=config.models_dir,
-                  board_size=config.board_size, komi=config.komi, rules=config.rules,
-                  seed=config.seed, encoder=config.data.encoder)
-    if config.rl.max_hours:
-        values["max_hours"] = config.rl.max_hours
+    values = read_toml(source) if source else {}
+    if start is not None:
+        values.update(model=start[0], init=str(start[1]))
+    values.update(run=name, runs_dir=config.models_dir, board_size=config.board_size,
+                  komi=config.komi, rules=config.rules, seed=config.seed,
+                  encoder=config.data.encoder)
+    if max_hours:
+        values["max_hours"] = max_hours
+    # The suite's backend, unless the rl config chooses its own.
     values.setdefault("backend", config.backend)
     values.setdefault("ray_address", config.ray_address)
-    rl_config = config_from_mapping(values, rl_config_path or "suite [rl]")
+    rl_config = config_from_mapping(values, source or "suite [rl]")
     rl_run = RLRun(rl_config, log=log)
     state = rl_run.run(resume=rl_run.exists())
-    log(f"rl {name or model}: {state.generation - 1} generations, "
-        f"{state.games_total} self-play games")
+    log(f"rl {name}: {state.generation - 1} generations, {state.games_total} self-play games")
     return rl_config.run_dir
 
 
@@ -61,19 +62,9 @@ def run_rl_from_suite(config, runs: list[Path], log: Callable[[str], None] = pri
     from harness.rl.report import rl_report
 
     values = read_toml(config.rl.config) if config.rl.config else {}
-    if "model" not in values and "init" not in values:
-        values["model"] = config.train.models[0]
-        values["init"] = str(Path(runs[0]) / "best.keras")
-    values.update(run=f"{config.name}-rl", runs_dir=config.models_dir,
-                  board_size=config.board_size, komi=config.komi, rules=config.rules,
-                  seed=config.seed, encoder=config.data.encoder)
-    # The suite's backend, unless the rl config chooses its own.
-    values.setdefault("backend", config.backend)
-    values.setdefault("ray_address", config.ray_address)
-    rl_config = config_from_mapping(values, config.rl.config or "suite [rl]")
-    run = RLRun(rl_config, log=log)
-    state = run.run(resume=run.exists())
-    log(f"rl: {state.generation - 1} generations, {state.games_total} self-play games")
-    out, _ = rl_report(rl_config.run_dir, out=config.out / "rl", count=5,
+    first = None if "model" in values or "init" in values else (
+        config.train.models[0], Path(runs[0]) / "best.keras")
+    run_dir = suite_rl_run(config, config.rl.config, f"{config.name}-rl", start=first, log=log)
+    out, _ = rl_report(run_dir, out=config.out / "rl", count=5,
                        baselines=("random",), games_per_pair=2, playouts=16, progress=False)
     return out

@@ -182,7 +182,11 @@ def time_call(forward: Forward, x: np.ndarray) -> float:
     return time.perf_counter() - started
 
 
-def fastest(candidates: dict[str, Forward], x: np.ndarray, rounds: int = 3) -> str:
+Timer = Callable[[Forward, np.ndarray], float]
+
+
+def fastest(candidates: dict[str, Forward], x: np.ndarray, rounds: int = 3,
+            timer: Timer = time_call) -> str:
     """The candidate with the lowest median time on ``x``, calls alternating
     between candidates so that a busy machine slows them alike."""
     times: dict[str, list[float]] = {name: [] for name in candidates}
@@ -190,7 +194,7 @@ def fastest(candidates: dict[str, Forward], x: np.ndarray, rounds: int = 3) -> s
         forward(x)  # warm-up: builds kernels for this shape
     for _ in range(rounds):
         for name, forward in candidates.items():
-            times[name].append(time_call(forward, x))
+            times[name].append(timer(forward, x))
     return min(times, key=lambda name: float(np.median(times[name])))
 
 
@@ -214,20 +218,21 @@ def _ranges(by_shape: dict[int, str], name: str) -> str:
     return f"{shapes[0]}-{shapes[-1]}" if len(shapes) > 1 else str(shapes[0])
 
 
-def choose(candidates: dict[str, Forward], shapes: Sequence[int], sample: np.ndarray) -> Choice:
+def choose(candidates: dict[str, Forward], shapes: Sequence[int], sample: np.ndarray,
+           timer: Timer = time_call) -> Choice:
     """Pick the fastest candidate at the smallest shape and at the largest
     shape that runs in about :data:`PROBE_SECONDS`; every shape takes the
-    pick of the nearer probe (in log scale)."""
+    pick of the nearer probe (in log scale). ``timer`` times one call."""
     shapes = sorted(shapes)
     if len(candidates) == 1:
         only = next(iter(candidates))
         return Choice({s: only for s in shapes}, {})
     reference = next(iter(candidates.values()))
     small = shapes[0]
-    per_position = time_call(reference, tile_sample(sample, small)) / small
+    per_position = timer(reference, tile_sample(sample, small)) / small
     fitting = [s for s in shapes if s * per_position <= PROBE_SECONDS] or [small]
     probes = sorted({small, fitting[-1]})
-    picks = {p: fastest(candidates, tile_sample(sample, p)) for p in probes}
+    picks = {p: fastest(candidates, tile_sample(sample, p), timer=timer) for p in probes}
     by_shape = {s: picks[min(probes, key=lambda p: abs(np.log(s / p)))] for s in shapes}
     return Choice(by_shape, {})
 

@@ -192,8 +192,10 @@ def _check(config: SuiteConfig, path: Path) -> None:
     for name in config.rl.warm_start:
         if name not in config.train.models:
             raise ConfigError(f"{path} [rl]: warm_start model {name!r} is not in [train] models")
-    if config.train.budget_unit not in ("wall_s", "cpu_s", "samples"):
-        raise ConfigError(f"{path} [train]: budget_unit must be wall_s, cpu_s or samples")
+    from harness.train.config import BUDGET_UNITS
+
+    if config.train.budget_unit not in BUDGET_UNITS:
+        raise ConfigError(f"{path} [train]: budget_unit must be one of {', '.join(BUDGET_UNITS)}")
     if config.tournament.model_player not in ("policy", "mcts"):
         raise ConfigError(f"{path} [tournament]: model_player must be 'policy' or 'mcts'")
     for source in config.data.sources:

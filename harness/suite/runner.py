@@ -209,9 +209,9 @@ def ensure_comparison(config: SuiteConfig, dataset: Path, runs: list[Path], log:
     if path.exists():
         log(f"{path} exists; skipping")
         return path
-    names = list(zip(config.train.models, (r / "best.keras" for r in runs), strict=True))
+    networks = [(m, r / "best.keras") for m, r in zip(config.train.models, runs, strict=True)]
     seeds = {m: seed_runs(config, m) for m in config.train.models}
-    return write_comparison(path, names, dataset, seeds, log)
+    return write_comparison(path, networks, dataset, seeds, log)
 
 
 # --- zoo table ----------------------------------------------------------------------
@@ -251,16 +251,19 @@ def ensure_zoo_table(config: SuiteConfig, log: Log) -> Path:
 
 # --- RL -----------------------------------------------------------------------------
 def ensure_rl(config: SuiteConfig, runs: list[Path], log: Log) -> Path:
-    from harness.rl.loop import run_rl_from_suite, warm_start_from_suite
+    from harness.rl.loop import run_rl_from_suite, suite_rl_run
 
-    if config.rl.warm_start or config.rl.scratch:
-        by_model = dict(zip(config.train.models, runs, strict=True))
-        for model in config.rl.warm_start:
-            warm_start_from_suite(config, model, by_model[model], log)
-        if config.rl.scratch:
-            warm_start_from_suite(config, "", None, log, config.rl.scratch, SCRATCH)
-        return Path(config.models_dir)
-    return run_rl_from_suite(config, runs, log)
+    if not (config.rl.warm_start or config.rl.scratch):
+        return run_rl_from_suite(config, runs, log)
+    by_model = dict(zip(config.train.models, runs, strict=True))
+    for model in config.rl.warm_start:
+        suite_rl_run(config, config.rl.config, config.rl_run_name(model),
+                     start=(model, by_model[model] / "best.keras"),
+                     max_hours=config.rl.max_hours, log=log)
+    if config.rl.scratch:
+        suite_rl_run(config, config.rl.scratch, config.rl_run_name(SCRATCH),
+                     max_hours=config.rl.max_hours, log=log)
+    return Path(config.models_dir)
 
 
 # --- tournament ---------------------------------------------------------------------

@@ -133,12 +133,10 @@ def _train_one(config, args: argparse.Namespace) -> int:
     except (ConfigError, ValueError) as e:
         print(f"harness train: {e}", file=sys.stderr)
         return 2
-    args = argparse.Namespace(**{**vars(args), "resume": resume})
-
     from harness.train.trainer import train
 
     try:
-        result = train(plan, resume=args.resume, progress=not args.quiet)
+        result = train(plan, resume=resume, progress=not args.quiet)
     except ConfigError as e:
         print(f"harness train: {e}", file=sys.stderr)
         return 2

@@ -23,12 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from harness.stats import Estimate, GroupedMetric, bootstrap, group_sums, holm, paired_difference
-from harness.train.metrics import INTERVAL_METRICS
+from harness.train.metrics import INTERVAL_METRICS, METRIC_INFO
 
 BASELINE = "baseline: frequent move"
 ALPHA = 0.05
-# Which direction is better for each metric.
-HIGHER_IS_BETTER = {"policy_top1": True, "policy_top5": True, "value_mse": False}
 
 
 @dataclass(frozen=True)
@@ -59,7 +57,7 @@ class PairResult:
         if not self.significant:
             return None
         a_higher = self.difference.value > 0
-        return self.a if a_higher == HIGHER_IS_BETTER[self.metric] else self.b
+        return self.a if a_higher == METRIC_INFO[self.metric].higher_is_better else self.b
 
 
 def compare(results: Sequence[ModelResult], *, metrics: Sequence[str] = INTERVAL_METRICS,
@@ -120,14 +118,12 @@ def _top_moves_by_number(moves: np.ndarray, numbers: np.ndarray, points: int,
 ESTIMATE_HEADER = ["model", "games", "top-1 % [95% CI]", "top-5 % [95% CI]",
                    "value MSE [95% CI]"]
 PAIR_HEADER = ["a", "b", "metric", "a - b [95% CI]", "p", "p (Holm)", "verdict"]
-_UNITS = {"policy_top1": ("top-1", True), "policy_top5": ("top-5", True),
-          "value_mse": ("value MSE", False)}
 
 
 def _cell(estimate: Estimate, metric: str) -> str:
     from harness.stats import fmt_with_interval
 
-    percent = _UNITS[metric][1]
+    percent = METRIC_INFO[metric].percent
     return fmt_with_interval(estimate, percent=percent, decimals=1 if percent else 3)
 
 
@@ -147,9 +143,10 @@ def pair_rows(pairs: Sequence[PairResult]) -> list[list[object]]:
 
     rows = []
     for p in pairs:
-        unit = " points" if _UNITS[p.metric][1] else ""
+        info = METRIC_INFO[p.metric]
         verdict = f"{p.better} better" if p.significant else "no significant difference"
-        rows.append([p.a, p.b, _UNITS[p.metric][0] + unit, _cell(p.difference, p.metric),
+        label = info.label + (" points" if info.percent else "")
+        rows.append([p.a, p.b, label, _cell(p.difference, p.metric),
                      fmt_p(p.p_value), fmt_p(p.p_holm), verdict])
     return rows
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 HELP = "compare checkpoints on the same positions: intervals, paired differences, Holm p-values"
@@ -30,9 +31,10 @@ def checkpoint_of(path: str | Path) -> tuple[str, Path]:
     return path.stem, path
 
 
-def compare_checkpoints(models, data, split: str = "val", *, batch_size: int = 256,
-                        reps: int = 2000, baseline: bool = True, progress: bool = False):
-    """``(results, pairs)`` of :mod:`harness.train.compare` for checkpoints on one split."""
+def compare_checkpoints(networks: Sequence[tuple[str, Path]], data, split: str = "val", *,
+                        batch_size: int = 256, reps: int = 2000, baseline: bool = True,
+                        progress: bool = False):
+    """``(results, pairs)`` of :mod:`harness.train.compare` for named checkpoints on a split."""
     from harness.train.compare import ModelResult, compare, frequent_move_baseline
     from harness.train.config import ConfigError
     from harness.train.dataset_source import open_split
@@ -40,8 +42,7 @@ def compare_checkpoints(models, data, split: str = "val", *, batch_size: int = 2
 
     results = []
     encoder = ""
-    for item in models:
-        name, checkpoint = checkpoint_of(item) if not isinstance(item, tuple) else item
+    for name, checkpoint in networks:
         evaluation, info = evaluate_checkpoint_split(checkpoint, data, split,
                                                      batch_size=batch_size, progress=progress)
         encoder = info["encoder"]
@@ -70,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.train.config import ConfigError
 
     try:
-        results, pairs = compare_checkpoints(args.models, args.data, args.split,
+        results, pairs = compare_checkpoints([checkpoint_of(m) for m in args.models],
+                                             args.data, args.split,
                                              batch_size=args.batch_size, reps=args.reps,
                                              baseline=args.baseline, progress=not args.quiet)
     except ConfigError as e:

@@ -79,10 +79,11 @@ class StreamSource:
         Intervals resample games, not positions (:mod:`harness.stats`).
         """
         rows = self.rows(batch_size)
-        games = self._stream(batch_size, False).dataset.games
-        first = np.asarray(games["first"], np.int64)
-        order = np.argsort(first, kind="stable")
-        return order[np.searchsorted(first[order], rows, side="right") - 1]
+        if not len(rows):
+            return np.zeros(0, np.int64)
+        column = self._stream(batch_size, False).dataset.file["positions/game_id"]
+        lo, hi = int(rows.min()), int(rows.max()) + 1
+        return np.asarray(column[lo:hi])[rows - lo]
 
     def close(self) -> None:
         for stream in self._streams.values():

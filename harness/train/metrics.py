@@ -9,6 +9,7 @@ signed [-1, 1] convention whatever the value head, so runs compare.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -20,6 +21,23 @@ METRIC_NAMES = (
 # Metrics reported with a 95% interval (a bootstrap over games): the ones a
 # comparison between architectures is made on.
 INTERVAL_METRICS = ("policy_top1", "policy_top5", "value_mse")
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """How an interval metric is named and read in tables and sentences."""
+
+    label: str  # table header
+    name: str  # in sentences
+    percent: bool  # a fraction shown in percent; its differences in points
+    higher_is_better: bool
+
+
+METRIC_INFO = {
+    "policy_top1": MetricInfo("top-1", "top-1 accuracy", True, True),
+    "policy_top5": MetricInfo("top-5", "top-5 accuracy", True, True),
+    "value_mse": MetricInfo("value MSE", "value MSE", False, False),
+}
 _EPS = 1e-7
 
 

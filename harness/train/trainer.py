@@ -249,6 +249,10 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
     batches = epoch_batches(plan.train, config.batch_size, steps,
                             seed=config.seed, epoch=epoch, start=start)
     logs: dict[str, float] = {}
+    # The first step of a model in this process traces and compiles the graph:
+    # time a user waits, reported as first_step_s, but not learning compute,
+    # so no budget is charged for it.
+    traced = getattr(model, "_harness_traced", False)
     for b, batch in enumerate(batches, start=start):
         if config.budget:
             used = budget_used(config, state)
@@ -259,12 +263,9 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
         x, targets, weights = _fill_missing_heads(model, to_head_targets(batch, value_loss))
         logs = train_batch(model, x, targets, weights)
         samples += len(x)
-        # The first step of a model in this process traces and compiles the
-        # graph: time a user waits, reported as first_step_s, but not learning
-        # compute, so no budget is charged for it.
-        traced = getattr(model, "_harness_traced", False)
         clock.tick(len(x), charge=traced)
-        model._harness_traced = True
+        if not traced:
+            model._harness_traced = traced = True
         bar.update(len(x))
         step = optimizer_step(model)
         if not config.budget:
