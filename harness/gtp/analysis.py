@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.game.geometry import BLACK, WHITE, point_to_gtp
+from harness.gtp.timecontrol import non_negative_number
 
 # Two-sided 95% normal quantile for the winrate's lower confidence bound.
 LCB_Z = 1.96
@@ -99,13 +100,7 @@ def _is_number(text: str) -> bool:
 
 
 def _count(text: str, what: str) -> int:
-    try:
-        value = float(text)
-    except ValueError:
-        raise AnalyzeError(f"syntax error: {what} not a number") from None
-    if not math.isfinite(value) or value < 0:
-        raise AnalyzeError(f"syntax error: {what} must be a non-negative number")
-    return int(value)
+    return int(non_negative_number(text, what, AnalyzeError))
 
 
 @dataclass(frozen=True)

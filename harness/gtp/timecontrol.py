@@ -20,15 +20,21 @@ class TimeSettingsError(ValueError):
     """Time settings that no clock can have (negative, NaN, unknown kind)."""
 
 
-def seconds(text: str, what: str) -> float:
-    """A finite, non-negative number of seconds."""
+def non_negative_number(text: str, what: str,
+                        error: type[ValueError] = TimeSettingsError) -> float:
+    """A finite, non-negative number; ``error`` names the argument otherwise."""
     try:
         value = float(text)
     except ValueError:
-        raise TimeSettingsError(f"syntax error: {what} not a number") from None
+        raise error(f"syntax error: {what} not a number") from None
     if not math.isfinite(value) or value < 0:
-        raise TimeSettingsError(f"syntax error: {what} must be a non-negative number")
+        raise error(f"syntax error: {what} must be a non-negative number")
     return value
+
+
+def seconds(text: str, what: str) -> float:
+    """A finite, non-negative number of seconds."""
+    return non_negative_number(text, what)
 
 
 def count(text: str, what: str) -> int:
