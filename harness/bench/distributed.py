@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.bench.table import show_table
+from harness.files import show_table
 
 HELP = "self-play games/hour with the local backend vs Ray actors on this machine"
 HEADER = ("backend", "workers", "games", "seconds", "games/hour", "start-up s", "notes")
@@ -85,7 +85,7 @@ def _ray(args: argparse.Namespace, checkpoint: Path, workers: int
     """(start-up seconds, timed seconds, moves, workers) of Ray actors."""
     import dataclasses
 
-    from harness.distributed.selfplay import SelfPlayActors
+    from harness.rl.remote import SelfPlayActors
     from harness.rl.selfplay import Unit, selfplay_units
 
     config = _config(args, "ray", args.games)

@@ -14,8 +14,8 @@ import resource
 import tempfile
 from pathlib import Path
 
-from harness.bench.table import show_table
 from harness.devdata import dev_archive
+from harness.files import show_table
 
 HELP = "ingest positions/s (wall and per CPU second) and bytes/position on disk"
 HEADER = (

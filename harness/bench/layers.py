@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from harness.bench.table import show_table
+from harness.files import show_table
 
 HELP = "forward+backward ms of a MobileNet block's layers and depthwise alternatives"
 HEADER = ("layer", "input", "ms fwd+bwd", "vs keras depthwise")

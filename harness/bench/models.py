@@ -18,8 +18,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from harness.bench.table import format_table, save_table
 from harness.cpu import PRECISIONS, resolve_precision
+from harness.files import format_table, save_table
 
 HELP = "forward positions/s by batch size and training samples/s (Cazenave tables I-II)"
 HEADER = ("model", "board", "params", "MFLOPs", "pass", "batch", "positions/s", "batches/s",

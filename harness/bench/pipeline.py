@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from harness.bench.ingest import DEV_ARCHIVE
-from harness.bench.table import format_table, save_table
+from harness.files import format_table, save_table
 
 HELP = "input pipeline positions/s per encoder vs a model's training positions/s"
 HEADER = ("measure", "encoder", "threads", "batch", "value", "unit")

@@ -7,7 +7,7 @@ import time
 
 from numba import njit
 
-from harness.bench.table import show_table
+from harness.files import show_table
 from harness.game import board as K
 from harness.game.geometry import geometry
 

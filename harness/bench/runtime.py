@@ -13,7 +13,7 @@ import argparse
 import time
 
 from harness.bench.models import batch_list
-from harness.bench.table import show_table
+from harness.files import show_table
 
 HELP = "forward positions/s of Keras vs ONNX Runtime vs OpenVINO (what --inference auto picks)"
 HEADER = ("model", "board", "batch", "keras pos/s", "onnx pos/s", "openvino pos/s",

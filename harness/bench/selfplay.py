@@ -16,7 +16,7 @@ import argparse
 import sys
 import time
 
-from harness.bench.table import show_table
+from harness.files import show_table
 
 HELP = "self-play network evaluations/s vs the bare model, games/hour, UCT playouts/s"
 HEADER = ("measure", "value", "unit", "notes")

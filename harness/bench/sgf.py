@@ -17,8 +17,8 @@ import itertools
 import time
 from pathlib import Path
 
-from harness.bench.table import show_table
 from harness.devdata import dev_archive
+from harness.files import show_table
 
 HELP = "SGF parsing and replay speed (games/s, moves/s) on dev-all.sgf.xz or generated games"
 HEADER = ("measure", "games", "moves", "seconds", "games/s", "moves/s")

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import multiprocessing
 import os
 import time
-from collections import deque
 from collections.abc import Iterable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from harness.data.assemble import DatasetAttributes, assemble
@@ -189,23 +187,21 @@ def _tasks(sources: list[str], max_member_bytes: int, skip: int) -> Iterator[_Ta
             yield _Task(top, files=tuple(small))
 
 
-_WORKER: tuple[ConvertSettings, int] | None = None
+class IngestWorker:
+    """A worker process (local or a Ray actor): converts ingest tasks with fixed settings."""
 
+    def __init__(self, settings: ConvertSettings, max_member_bytes: int):
+        self.settings = settings
+        self.max_member_bytes = max_member_bytes
 
-def _init_worker(settings: ConvertSettings, max_member_bytes: int) -> None:
-    global _WORKER
-    _WORKER = (settings, max_member_bytes)
+    def run(self, task: _Task) -> list[Outcome]:
+        if task.files:
+            from harness.sgf import iter_records
 
-
-def _run_task(task: _Task) -> list[Outcome]:
-    settings, max_member_bytes = _WORKER
-    if task.files:
-        from harness.sgf import iter_records
-
-        records = iter_records(list(task.files), max_member_bytes=max_member_bytes)
-    else:
-        records = task.records
-    return [convert_record(record, settings) for record in records]
+            records = iter_records(list(task.files), max_member_bytes=self.max_member_bytes)
+        else:
+            records = task.records
+        return [convert_record(record, self.settings) for record in records]
 
 
 def _outcomes(
@@ -219,34 +215,55 @@ def _outcomes(
     """(source, outcome) in input order; a few tasks in flight at most (bounded memory).
 
     ``workers`` 0 means one per core (of the Ray cluster on the ray backend).
+    The parent decides kept / duplicate / rejected in input order, so the
+    workers' outcomes come back in task order, and the dataset is the same,
+    row for row, whichever backend and worker count made it.
     """
-    if backend == "ray":
-        from harness.distributed.shards import ray_outcomes
-
-        yield from ray_outcomes(tasks, settings, max_member_bytes, workers, ray_address)
-        return
-    workers = workers or os.cpu_count() or 1
-    if workers <= 1:
-        _init_worker(settings, max_member_bytes)
+    if backend == "local" and (workers or os.cpu_count() or 1) <= 1:
+        worker = IngestWorker(settings, max_member_bytes)
         for task in tasks:
-            for outcome in _run_task(task):
+            for outcome in worker.run(task):
                 yield task.top, outcome
         return
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    pool = context.Pool(workers, initializer=_init_worker, initargs=(settings, max_member_bytes))
-    try:
-        pending: deque = deque()
-        for task in itertools.chain(tasks, [None]):
-            if task is not None:
-                pending.append((task.top, pool.apply_async(_run_task, (task,))))
-            while pending and (task is None or len(pending) >= 4 * workers):
-                top, result = pending.popleft()
-                for outcome in result.get():
-                    yield top, outcome
-    finally:
-        pool.terminate()
-        pool.join()
+    from harness.distributed.executor import worker_pool
+
+    given: dict[int, tuple[str, dict]] = {}
+
+    def keyed():
+        for n, task in enumerate(tasks):
+            sent, names = _absolute(task)
+            given[n] = (task.top, names)
+            yield n, (sent,)
+
+    # fork: the workers only parse, and start in milliseconds instead of re-importing.
+    with worker_pool(IngestWorker, (settings, max_member_bytes), workers, backend=backend,
+                     ray_address=ray_address, start_method="fork") as pool:
+        for n, outcomes in pool.run("run", keyed(), ordered=True, window=4 * len(pool.workers)):
+            top, names = given.pop(n)
+            for outcome in outcomes:
+                yield top, _renamed(outcome, names)
+
+
+def _absolute(task: _Task) -> tuple[_Task, dict[str, str]]:
+    """The task with paths any worker can open (on Ray: a shared filesystem, any
+    working directory), and the names as given: outcomes must name sources the
+    way the user wrote them, even when the path is relative or a symlink."""
+    if not task.files:
+        return task, {}
+    opened = tuple(os.path.abspath(f) for f in task.files)
+    names = dict(zip(opened, map(str, task.files), strict=True))
+    return replace(task, files=opened), names
+
+
+def _renamed(outcome: Outcome, names: dict[str, str]) -> Outcome:
+    """``outcome`` with its source under the name the user gave for the file."""
+    label = outcome.source
+    for opened, name in names.items():
+        if label == opened or label.startswith(opened + "!"):
+            source = name + label[len(opened):]
+            info = outcome.info and replace(outcome.info, source=source)
+            return replace(outcome, source=source, info=info)
+    return outcome
 
 
 # --- the ingest ------------------------------------------------------------------------

@@ -14,7 +14,6 @@ on where a run was interrupted.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from harness.data.layout import (
 from harness.data.report import IngestCounts, reason_category
 from harness.data.rows import GameInfo, GamePositions, Outcome
 from harness.data.tables import read_columns, write_columns
+from harness.files import atomic_json, atomic_path, remove_temporaries
 
 CONFIG_NAME = "config.json"
 DONE_NAME = "done"
@@ -91,8 +91,7 @@ class ShardBuilder:
 
     def write(self, path: Path) -> None:
         """Write the shard under a temporary name, then rename it into place."""
-        tmp = path.with_name(path.name + ".tmp")
-        with h5py.File(tmp, "w") as f:
+        with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
             f.attrs["records_start"] = self.records_start
             f.attrs["records_end"] = self.records_start + self.records
             f.attrs["games_start"] = self.games_start
@@ -104,10 +103,6 @@ class ShardBuilder:
             rejects = list(zip(*self.rejects, strict=True)) or [[], [], [], []]
             data = {c.name: rejects[i] for i, c in enumerate(REJECT_COLUMNS)}
             write_columns(f.create_group("rejects"), REJECT_COLUMNS, data, chunk=4096)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-        _fsync_dir(path.parent)
 
     def _write_positions(self, group: h5py.Group) -> None:
         rows = self.positions
@@ -180,18 +175,6 @@ class ShardBuilder:
         data["digest"] = [d.encode("ascii") for d in data["digest"]]
         write_columns(group, GAME_COLUMNS, data, chunk=4096)
 
-
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 @dataclass
@@ -280,9 +263,7 @@ class Journal:
         """A fresh journal; any leftover from an earlier run is removed first."""
         self.remove()
         self.path.mkdir(parents=True)
-        tmp = self.path / (CONFIG_NAME + ".tmp")
-        tmp.write_text(json.dumps(config, indent=1, ensure_ascii=False))
-        os.replace(tmp, self.path / CONFIG_NAME)
+        atomic_json(self.path / CONFIG_NAME, config, indent=1)
 
     def config(self) -> dict:
         return json.loads((self.path / CONFIG_NAME).read_text())
@@ -292,8 +273,7 @@ class Journal:
 
     def committed_shards(self) -> list[Path]:
         """Whole shards in order; stray temporaries from a killed run are deleted."""
-        for stray in self.path.glob("*.tmp"):
-            stray.unlink()
+        remove_temporaries(self.path)
         return sorted(self.path.glob("shard-*.h5"))
 
     def load_state(self) -> JournalState:

@@ -9,14 +9,12 @@ keeps every full reason.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.files import atomic_json, atomic_write, csv_text
 
 _ILLEGAL = re.compile(r"^illegal move \d+ \S+ \((.*)\)$")
 _POSITIONS = re.compile(r"\b(at|near|in) (byte|offset|line|position|node|move) \d+")
@@ -135,15 +133,6 @@ class IngestCounts:
         return lines
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def report_paths(output: Path) -> tuple[Path, Path]:
     """``NAME.report.json`` and ``NAME.rejects.csv`` next to ``NAME.h5``."""
     stem = output.name[: -len(".h5")] if output.name.endswith(".h5") else output.name
@@ -162,12 +151,7 @@ def write_report(
         "reconciles": all(c.reconciles for c in counts.sources.values()),
         "sources": counts.to_json(),
     }
-    _atomic_write(json_path, json.dumps(body, indent=2, ensure_ascii=False) + "\n")
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(["source", "index", "kind", "reason"])
-    writer.writerows(
-        zip(rejects["source"], rejects["index"], rejects["kind"], rejects["reason"], strict=True)
-    )
-    _atomic_write(csv_path, buffer.getvalue())
+    atomic_json(json_path, body)
+    rows = zip(rejects["source"], rejects["index"], rejects["kind"], rejects["reason"], strict=True)
+    atomic_write(csv_path, csv_text(["source", "index", "kind", "reason"], list(rows)))
     return json_path, csv_path

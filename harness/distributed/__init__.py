@@ -1,18 +1,21 @@
-"""Scale-out: the parallel stages on a Ray cluster instead of local processes.
+"""The parallel executor: a stage's work items on local processes or Ray actors.
 
 Tournament and datagen games, ingest shards and RL self-play fan work out to
-workers. With ``backend = "local"`` (the default) they use the stage's own
-worker processes and nothing here is imported. With ``backend = "ray"`` they
-hand their work to this package:
+workers. Each stage defines a public worker class (``GameWorker``,
+``IngestWorker``, ``SelfPlayWorker``) and runs its items through
+:func:`~harness.distributed.executor.worker_pool`; this package imports no
+stage.
 
+- :mod:`~harness.distributed.executor`: ``worker_pool(worker_class, args,
+  size, backend=...)``, the one entry point;
+- :mod:`~harness.distributed.pool`: the scheduler every pool shares (replace
+  a dead worker, replay its items, never yield one twice, ordered or not) and
+  the Ray actor pool;
+- :mod:`~harness.distributed.local`: the local process pool (a pipe per
+  worker; ending it early never blocks);
 - :mod:`~harness.distributed.backend`: the backend names, the command-line
   flags, and the Ray session (a local instance, or joining a cluster); Ray is
-  imported only here and only when chosen;
-- :mod:`~harness.distributed.pool`: a pool of Ray actors that replaces a dead
-  worker, replays what it was doing and never yields an item twice;
-- :mod:`~harness.distributed.games`: tournament and datagen games;
-- :mod:`~harness.distributed.shards`: ingest shards, in input order;
-- :mod:`~harness.distributed.selfplay`: RL self-play actors.
+  imported only here and only when chosen.
 
 The driver (the process that ran ``harness ...``) stays the only writer of
 results files, journals, buffers and checkpoints, so resuming works the same

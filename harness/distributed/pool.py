@@ -1,17 +1,22 @@
-"""A fixed pool of Ray actors that survives its workers dying.
+"""A fixed pool of workers that survives its workers dying: the one scheduler
+behind every parallel stage, on local processes or on Ray actors.
 
-Why actors and not plain Ray tasks: a worker keeps what is costly to build
-(players, a compiled network, parse settings) across many items. Why our own
-replay instead of Ray's automatic retries: the driver must know which items a
-dead worker took with it, replay exactly those on a fresh worker, and hand
-each item's result to the caller exactly once, because the caller appends it
-to a results file that resuming trusts.
+Why long-lived workers and not plain tasks: a worker keeps what is costly to
+build (players, a compiled network, parse settings) across many items. Why our
+own replay instead of a library's automatic retries: the driver must know which
+items a dead worker took with it, replay exactly those on a fresh worker, and
+hand each item's result to the caller exactly once, because the caller appends
+it to a results file that resuming trusts.
 
-Every item has a key (a game id, a shard number, a game index). A worker
-that dies (killed, out of memory, its node lost) is replaced by a new actor
-of the same class and its unfinished items go back to the front of the
-queue; a result whose key was already yielded is dropped. An item that has
-lost ``max_replays`` + 1 workers is given up (``lost``) instead of looping.
+Every item has a key (a game id, a shard number, a game index). A worker that
+dies (killed, out of memory, its node lost) is replaced by a new one of the
+same class and its unfinished items go back to the front of the queue; a
+result whose key was already yielded is dropped. An item that has lost
+``max_replays`` + 1 workers is given up (``lost``) instead of looping.
+
+:class:`WorkerPool` holds that bookkeeping; a subclass only says how to start,
+stop and talk to one worker (:class:`RayPool` here,
+:class:`harness.distributed.local.ProcessPool` for local processes).
 """
 
 from __future__ import annotations
@@ -30,31 +35,54 @@ class WorkerLost(RuntimeError):
     """An item whose workers kept dying; the message is one line."""
 
 
-class WorkerPool:
-    """``size`` actors of ``actor_class(*args)``, each running ``depth`` items at a time."""
+class WorkerDied(Exception):
+    """Reported by :meth:`WorkerPool._wait` for an item whose worker is gone."""
 
-    def __init__(self, ray: ModuleType, actor_class: type, args: tuple, size: int, *,
-                 num_cpus: float = 1, depth: int = 1, max_replays: int = 3):
-        self.ray = ray
-        self._remote = ray.remote(num_cpus=num_cpus, max_restarts=0)(actor_class)
-        self._args = args
+
+class WorkerPool:
+    """``size`` workers of ``worker_class(*args)``, each running ``depth`` items at a time."""
+
+    def __init__(self, worker_class: type, args: tuple, size: int, *, depth: int = 1,
+                 max_replays: int = 3):
+        self.worker_class = worker_class
+        self.args = args
         self.depth = max(1, depth)
         self.max_replays = max_replays
-        self.actors = [self._start() for _ in range(max(1, size))]
+        self.workers: list = []
         self.replaced = 0  # workers that died and were replaced
         self.replayed = 0  # items sent again after their worker died
+        self.workers = [self._start() for _ in range(max(1, size))]
 
-    def _start(self):
-        return self._remote.remote(*self._args)
+    # --- what a subclass provides -----------------------------------------------------------
 
-    def _dead_errors(self) -> tuple[type[BaseException], ...]:
-        exc = self.ray.exceptions
-        return (exc.RayActorError, exc.WorkerCrashedError)
+    def _start(self) -> Any:
+        """A new worker."""
+        raise NotImplementedError
+
+    def _kill(self, worker: Any) -> None:
+        """End ``worker`` now; it may already be gone."""
+        raise NotImplementedError
+
+    def _submit(self, worker: Any, method: str, args: tuple) -> Hashable:
+        """Start ``worker.method(*args)``; a ticket naming this call."""
+        raise NotImplementedError
+
+    def _wait(self, tickets: list) -> tuple[Hashable, Any]:
+        """One finished call among ``tickets``: (ticket, result), the result being a
+        :class:`WorkerDied` when its worker died. An exception raised by the
+        method itself is raised here."""
+        raise NotImplementedError
+
+    def _call_all(self, method: str, timeout: float) -> None:
+        """``worker.method()`` on every worker, waiting at most ``timeout`` s."""
+        raise NotImplementedError
+
+    # --- the scheduler ----------------------------------------------------------------------
 
     def run(self, method: str, items: Iterable[tuple[Hashable, tuple]], *, ordered: bool = False,
             window: int | None = None,
             lost: Callable[[Hashable, str], Any] | None = None) -> Iterator[tuple[Hashable, Any]]:
-        """Call ``actor.method(*args)`` for every ``(key, args)``; yield ``(key, result)``.
+        """Call ``worker.method(*args)`` for every ``(key, args)``; yield ``(key, result)``.
 
         Unordered: results come as they finish. ``ordered``: in the order of
         ``items``, with at most ``window`` items taken but not yet yielded
@@ -62,12 +90,11 @@ class WorkerPool:
         dead worker: it is raised here. ``lost(key, message)`` supplies the
         result of an item given up; without it :class:`WorkerLost` is raised.
         """
-        ray = self.ray
         source = iter(items)
-        window = window or 4 * len(self.actors) * self.depth
+        window = window or 4 * len(self.workers) * self.depth
         retry: deque = deque()  # (position, key, args, attempts) to send again first
-        inflight: dict = {}  # ObjectRef -> (slot, actor, position, key, args, attempts)
-        load = [0] * len(self.actors)
+        inflight: dict = {}  # ticket -> (slot, worker, position, key, args, attempts)
+        load = [0] * len(self.workers)
         done: set = set()
         ready_out: dict[int, tuple] = {}  # ordered: position -> (key, result)
         taken = yielded = 0
@@ -88,19 +115,19 @@ class WorkerPool:
             return taken - 1, key, args, 0
 
         def fill() -> None:
-            for slot in range(len(self.actors)):
+            for slot in range(len(self.workers)):
                 while load[slot] < self.depth:
                     item = next_item()
                     if item is None:
                         return
                     position, key, args, attempts = item
-                    actor = self.actors[slot]
-                    ref = getattr(actor, method).remote(*args)
-                    inflight[ref] = (slot, actor, position, key, args, attempts)
+                    worker = self.workers[slot]
+                    ticket = self._submit(worker, method, args)
+                    inflight[ticket] = (slot, worker, position, key, args, attempts)
                     load[slot] += 1
 
         def give_up(key, attempts: int, exc: BaseException):
-            message = f"{key}: lost {attempts} workers ({type(exc).__name__})"
+            message = f"{key}: lost {attempts} workers ({exc})"
             if lost is None:
                 raise WorkerLost(message)
             return lost(key, message)
@@ -115,16 +142,14 @@ class WorkerPool:
                 continue
             if not inflight:  # cannot happen: the next position is always in flight
                 raise RuntimeError("worker pool lost track of an item")
-            (ref,), _ = ray.wait(list(inflight), num_returns=1)
-            slot, actor, position, key, args, attempts = inflight.pop(ref)
+            ticket, result = self._wait(list(inflight))
+            slot, worker, position, key, args, attempts = inflight.pop(ticket)
             load[slot] -= 1
-            try:
-                result = ray.get(ref)
-            except self._dead_errors() as exc:
-                if self.actors[slot] is actor:  # the first loss seen from this worker
+            if isinstance(result, WorkerDied):
+                if self.workers[slot] is worker:  # the first loss seen from this worker
                     self._replace(slot)
                 if attempts >= self.max_replays:
-                    result = give_up(key, attempts + 1, exc)
+                    result = give_up(key, attempts + 1, result)
                 else:
                     log.warning("worker died; replaying %s", key)
                     self.replayed += 1
@@ -144,27 +169,61 @@ class WorkerPool:
             yield key, result
 
     def _replace(self, slot: int) -> None:
-        old = self.actors[slot]
-        self.actors[slot] = self._start()
+        old = self.workers[slot]
+        self.workers[slot] = self._start()
         self.replaced += 1
-        log.warning("a Ray worker died; started a replacement (%d so far)", self.replaced)
+        log.warning("a worker died; started a replacement (%d so far)", self.replaced)
         with contextlib.suppress(Exception):  # already gone
-            self.ray.kill(old, no_restart=True)
+            self._kill(old)
 
     def close(self, method: str | None = None, timeout: float = 30.0) -> None:
-        """Ask every actor to ``method()`` (release engines), then end them all."""
-        if method:
-            refs = [getattr(a, method).remote() for a in self.actors]
+        """Ask every worker to ``method()`` (release engines), then end them all."""
+        if method and self.workers:
             with contextlib.suppress(Exception):
-                self.ray.wait(refs, num_returns=len(refs), timeout=timeout)
-        for actor in self.actors:
+                self._call_all(method, timeout)
+        for worker in self.workers:
             with contextlib.suppress(Exception):
-                self.ray.kill(actor, no_restart=True)
-        self.actors = []
+                self._kill(worker)
+        self.workers = []
 
     def __enter__(self) -> WorkerPool:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.actors:
+        if self.workers:
             self.close()
+
+
+class RayPool(WorkerPool):
+    """Workers as Ray actors (``num_cpus`` each) of a running Ray session."""
+
+    def __init__(self, ray: ModuleType, worker_class: type, args: tuple, size: int, *,
+                 num_cpus: float = 1, depth: int = 1, max_replays: int = 3):
+        self.ray = ray
+        self._remote = ray.remote(num_cpus=num_cpus, max_restarts=0)(worker_class)
+        super().__init__(worker_class, args, size, depth=depth, max_replays=max_replays)
+
+    @property
+    def actors(self) -> list:
+        return self.workers
+
+    def _start(self):
+        return self._remote.remote(*self.args)
+
+    def _kill(self, worker) -> None:
+        self.ray.kill(worker, no_restart=True)
+
+    def _submit(self, worker, method: str, args: tuple):
+        return getattr(worker, method).remote(*args)
+
+    def _wait(self, tickets: list):
+        exc = self.ray.exceptions
+        (ref,), _ = self.ray.wait(tickets, num_returns=1)
+        try:
+            return ref, self.ray.get(ref)
+        except (exc.RayActorError, exc.WorkerCrashedError) as error:
+            return ref, WorkerDied(type(error).__name__)
+
+    def _call_all(self, method: str, timeout: float) -> None:
+        refs = [getattr(a, method).remote() for a in self.workers]
+        self.ray.wait(refs, num_returns=len(refs), timeout=timeout)

@@ -26,7 +26,7 @@ def _run_path(name: str, runs_dir: str) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.bench.table import format_table, save_table
+    from harness.files import format_table, save_table
     from harness.report.training_plots import load_run, plot_runs, read_bench_speeds, summary_rows
 
     try:

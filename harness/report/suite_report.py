@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from harness.files import atomic_write
 from harness.suite.config import SCRATCH_FIRST, SCRATCH_LAST, SuiteConfig
 
 
@@ -42,8 +43,8 @@ def write_report(config: SuiteConfig, runs: list[Path]) -> Path:
     blocks += _tournament_section(config)
     blocks += _diagram_section(config, runs)
     blocks += _environment_section(config)
-    _atomic(out / "report.md", render_markdown(blocks, out))
-    _atomic(out / "report.html", render_html(blocks, config.name))
+    atomic_write(out / "report.md", render_markdown(blocks, out))
+    atomic_write(out / "report.html", render_html(blocks, config.name))
     return out / "report.html"
 
 
@@ -411,7 +412,3 @@ def render_html(blocks: list[Block], title: str) -> str:
     return "\n".join(parts)
 
 
-def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)

@@ -239,7 +239,7 @@ class RLRun:
         if not self.buffer.chunk_path(g).exists():
             player = Path(state.best).stem
             if self.config.backend == "ray":
-                from harness.distributed.selfplay import SelfPlayActors
+                from harness.rl.remote import SelfPlayActors
 
                 self._actors = self._actors or SelfPlayActors(self.config)
                 play_generation(None, self.config, g, self.buffer, self.path, player=player,

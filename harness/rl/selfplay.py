@@ -103,7 +103,7 @@ def play_generation(
 
     ``evaluator`` is the self-play network behind the search's Evaluator
     interface (local backend). On the Ray backend the games are played by
-    ``actors`` (a :class:`harness.distributed.selfplay.SelfPlayActors`, one
+    ``actors`` (a :class:`harness.rl.remote.SelfPlayActors`, one
     made for this call if None) with the weights of ``checkpoint``; either way
     this process commits every game, in game order.
     """
@@ -131,7 +131,7 @@ def play_generation(
         atomic_json(progress_path(run_dir, generation), progress)
 
     if config.backend == "ray":
-        from harness.distributed.selfplay import SelfPlayActors
+        from harness.rl.remote import SelfPlayActors
 
         if checkpoint is None:
             raise ValueError("the ray backend needs the checkpoint file of the self-play network")

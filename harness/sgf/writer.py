@@ -10,13 +10,12 @@ Files are written atomically: a temporary name in the same folder, then
 
 from __future__ import annotations
 
-import contextlib
 import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from harness import __version__
+from harness.files import atomic_write
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
 from harness.game.result import GameResult
@@ -129,16 +128,4 @@ def record_of_game(game: Game) -> GameRecord:
 
 def write_sgf(source: GameRecord | Game, path: str | os.PathLike, **overrides) -> Path:
     """Write ``to_sgf(source, **overrides)`` to ``path`` atomically; returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    text = to_sgf(source, **overrides)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    return path
+    return atomic_write(path, to_sgf(source, **overrides))

@@ -29,8 +29,8 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    from harness.bench.table import format_table
     from harness.distributed import BackendError
+    from harness.files import format_table
     from harness.suite.runner import run_suite
 
     try:

@@ -9,11 +9,10 @@ and as readable tables beside it.
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from harness.files import atomic_json
 from harness.stats import Estimate, mean_interval
 
 SEED_HEADER = ["model", "seeds", "top-1 % mean [95% CI]", "value MSE mean [95% CI]",
@@ -27,7 +26,7 @@ def _values(e: Estimate) -> list[float]:
 def write_comparison(path: Path, networks: Sequence[tuple[str, Path]], dataset: Path,
                      seeds: Mapping[str, Sequence[Path]],
                      log: Callable[[str], None] = print, reps: int = 2000) -> Path:
-    from harness.bench.table import save_table
+    from harness.files import save_table
     from harness.train.compare import (
         ESTIMATE_HEADER,
         PAIR_HEADER,
@@ -63,9 +62,7 @@ def write_comparison(path: Path, networks: Sequence[tuple[str, Path]], dataset: 
         ],
         "seeds": seed_values,
     }
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(value, indent=2) + "\n")
-    os.replace(tmp, path)
+    atomic_json(path, value)
     log(f"compared {len(results)} predictors on {games} validation games: {path}")
     return path
 

@@ -7,7 +7,6 @@ resumable (datagen, ingest, training, tournament) pick up where they stopped.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import subprocess
@@ -17,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from harness import __version__
+from harness.files import atomic_json, atomic_path
 from harness.suite.config import SCRATCH, SCRATCH_FIRST, SCRATCH_LAST, SuiteConfig
 
 Log = Callable[[str], None]
@@ -35,8 +35,8 @@ def run_suite(config: SuiteConfig, *, progress: bool = True, log: Log = print) -
 def _run_suite(config: SuiteConfig, *, progress: bool, log: Log) -> Path:
     out = config.out
     out.mkdir(parents=True, exist_ok=True)
-    _write_json(out / "config.json", config.to_dict())
-    _write_json(out / "environment.json", environment())
+    atomic_json(out / "config.json", config.to_dict())
+    atomic_json(out / "environment.json", environment())
     timings: dict[str, float] = {}
 
     def step(name: str, fn, *args):
@@ -56,7 +56,7 @@ def _run_suite(config: SuiteConfig, *, progress: bool, log: Log) -> Path:
     from harness.report.suite_report import write_report
 
     report = step("report", write_report, config, runs)
-    _write_json(out / "timings.json", timings)
+    atomic_json(out / "timings.json", timings)
     return report
 
 
@@ -129,7 +129,7 @@ def generate_games(config: SuiteConfig, progress: bool, log: Log) -> Path:
 # --- training -----------------------------------------------------------------------
 def needs_missing_gnugo(spec: str) -> bool:
     """A ``gnugo:N`` spec on a machine without GNU Go (the suite then says so and adapts)."""
-    from harness.gtp.client import find_gnugo
+    from harness.players.gtp_client import find_gnugo
 
     return spec.split("=", 1)[-1].startswith("gnugo") and find_gnugo() is None
 
@@ -243,9 +243,8 @@ def ensure_zoo_table(config: SuiteConfig, log: Log) -> Path:
         rows.append(row)
         log(f"{name}: {row['params']:,} params, {row['flops']:,} FLOPs")
     frame = pd.DataFrame(rows)
-    tmp = path.with_suffix(".csv.tmp")
-    frame.to_csv(tmp, index=False)
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        frame.to_csv(tmp, index=False)
     return path
 
 
@@ -366,7 +365,3 @@ def _cpu_name() -> str:
     return platform.processor() or "unknown"
 
 
-def _write_json(path: Path, value) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(value, indent=2, default=str) + "\n")
-    os.replace(tmp, path)

@@ -24,8 +24,9 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from harness.distributed.backend import cluster_cpus, limit_tensorflow_threads, ray_session
-from harness.distributed.pool import WorkerPool
+from harness.distributed.backend import limit_tensorflow_threads
+from harness.distributed.executor import worker_pool
+from harness.distributed.pool import RayPool
 
 
 class SelfPlayWorker:
@@ -90,19 +91,18 @@ class SelfPlayActors:
         self.config = config
         self._stack = contextlib.ExitStack()
         self._ray = None
-        self._pool: WorkerPool | None = None
+        self._pool: RayPool | None = None
 
     def _start(self) -> None:
         if self._pool is not None:
             return
-        workers = self.config.selfplay.workers
-        self._ray = self._stack.enter_context(ray_session(self.config.ray_address, cpus=workers))
-        size = workers or cluster_cpus(self._ray)
-        self._pool = self._stack.enter_context(
-            WorkerPool(self._ray, SelfPlayWorker, (self.config,), size))
+        self._pool = self._stack.enter_context(worker_pool(
+            SelfPlayWorker, (self.config,), self.config.selfplay.workers, backend="ray",
+            ray_address=self.config.ray_address))
+        self._ray = self._pool.ray
 
     @property
-    def pool(self) -> WorkerPool | None:
+    def pool(self) -> RayPool | None:
         return self._pool
 
     def play(self, units: Sequence, checkpoint: Path) -> Iterator[tuple[int, object, int]]:
