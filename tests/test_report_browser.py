@@ -96,11 +96,11 @@ def screenshot(chromium: str, report: Path, png: Path, width: int = 1200,
 
 def small_report(out: Path) -> Path:
     """A report the way the suite writes one: a real tournament's ranking
-    table and its Elo and win-matrix plots, rendered by ``suite_report``."""
+    table and its Elo and win-matrix plots, rendered by ``suite.document``."""
     import pandas as pd
 
     from harness import api
-    from harness.report.suite_report import Block, render_html
+    from harness.suite.document import Block, render_html
 
     result = api.tournament(["random", "uct:4", "uct:16"], out=out / "tournament",
                             board_size=9, games_per_pair=2, seed=1)

@@ -17,7 +17,7 @@ import numpy as np
 from matplotlib.patches import Circle
 
 from harness.game.geometry import BLACK, COLUMNS, WHITE
-from harness.report.figures import save_figure
+from harness.figures import save_figure
 
 
 def draw_board(

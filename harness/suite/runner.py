@@ -53,7 +53,7 @@ def _run_suite(config: SuiteConfig, *, progress: bool, log: Log) -> Path:
     if config.rl.enabled:
         step("rl", ensure_rl, config, runs, log)
     step("tournament", ensure_tournament, config, runs, progress, log)
-    from harness.report.suite_report import write_report
+    from harness.suite.document import write_report
 
     report = step("report", write_report, config, runs)
     atomic_json(out / "timings.json", timings)

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from harness.report.figures import save_figure
+from harness.figures import save_figure
 
 
 def plot_win_matrix(matrix: pd.DataFrame, path: str | Path) -> Path:
