@@ -8,6 +8,7 @@ unaugmented stream.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,7 @@ import pytest
 from harness.data.assemble import DatasetAttributes
 from harness.data.dataset import open_dataset
 from harness.data.ingest import IngestConfig, ingest
-from harness.data.pipeline import BatchStream, PipelineConfig
+from harness.data.pipeline import BatchStream, PipelineConfig, batch_mixing
 from harness.data.rows import GameInfo, GamePositions
 from harness.data.synthetic import random_game, write_random_sgfs
 from harness.data.writer import write_games
@@ -75,6 +76,24 @@ def test_batches_mix_many_games(games_file):
         # 256-position windows of 32-row blocks hold about 10 of these 30-move games.
         assert min(per_batch) >= 4 and np.mean(per_batch) >= 8, per_batch
         assert len(set(rows)) == len(rows) and set(rows) <= set(stream.rows)  # no repeats
+
+
+def test_batch_mixing_measures_games_per_batch_against_a_uniform_draw(games_file):
+    in_order = replace(SMALL, shuffle=False, augment=False)
+    with BatchStream(games_file, "train", in_order) as stream:
+        mixing = batch_mixing(stream)
+        games = len(set(stream.dataset.positions(stream.rows)["game_id"]))
+    # 32 consecutive rows of ~31-position games touch two games, at most three.
+    assert 1.5 <= mixing.distinct_games <= 3 and mixing.batches == len(stream)
+    whole_file = replace(SMALL, shuffle_buffer=1 << 20)
+    with BatchStream(games_file, "train", whole_file) as stream:
+        shuffled = batch_mixing(stream)
+    assert shuffled.uniform_distinct_games == pytest.approx(mixing.uniform_distinct_games)
+    # 40 games of ~31 positions, 32 drawn: about 40 * (1 - (1 - 1/40) ** 32) = 22 games.
+    assert shuffled.uniform_distinct_games == pytest.approx(games * (1 - (1 - 1 / games) ** 32),
+                                                            rel=0.05)
+    assert shuffled.distinct_games > 0.9 * shuffled.uniform_distinct_games
+    assert shuffled.most_of_one_game < mixing.most_of_one_game
 
 
 def _augmented_and_plain(path, encoder, epoch=2):

@@ -1,7 +1,8 @@
 """``harness bench pipeline``: can the input pipeline keep a model busy?
 
 Measures positions per second delivered by :class:`harness.data.pipeline.BatchStream`
-(read, shuffle, symmetry, encode, targets) for each encoder, and, when the
+(read, shuffle, symmetry, encode, targets) for each encoder, how many games
+a batch mixes against a uniform draw, and, when the
 model zoo is present, the training throughput of a model on the same
 batches (already decoded, so only the training step is timed). The ratio
 says how many times faster than training the pipeline runs.
@@ -105,6 +106,22 @@ def train_rate(path: Path, encoder: str, model_name: str, batch_size: int, secon
     return count / (time.perf_counter() - start)
 
 
+def mixing_rows(path: Path, encoder: str, batch_size: int) -> list[tuple]:
+    """Distinct games in a training batch, and the same for a uniform draw."""
+    from harness.data.pipeline import BatchStream, PipelineConfig, batch_mixing
+
+    config = PipelineConfig(batch_size=batch_size, encoder=encoder)
+    with BatchStream(path, "train", config) as stream:
+        mixing = batch_mixing(stream)
+    return [
+        ("games per batch", encoder, "-", batch_size, mixing.distinct_games, "games"),
+        ("games per batch, uniform draw", encoder, "-", batch_size,
+         mixing.uniform_distinct_games, "games"),
+        ("most positions of one game", encoder, "-", batch_size, mixing.most_of_one_game,
+         "positions"),
+    ]
+
+
 def _sample_dataset(tmp: Path, games: int) -> Path:
     from harness.data.ingest import IngestConfig, ingest
 
@@ -147,6 +164,7 @@ def run(args: argparse.Namespace) -> int:
                 rows.append(
                     ("pipeline", encoder, threads or "all", args.batch_size, rate, "positions/s")
                 )
+        rows.extend(mixing_rows(path, args.encoders[0], args.batch_size))
         if args.model:
             try:
                 import harness.nets  # noqa: F401
