@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from harness.gtp.client import GTPClient, find_gnugo, gnugo_command
+from harness.players.gtp_client import GTPClient, find_gnugo, gnugo_command
 
 # Players would export every test model to ONNX and time the runtimes (seconds
 # each); tests/test_runtime.py covers that path by asking for it explicitly.

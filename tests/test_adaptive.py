@@ -265,7 +265,7 @@ def test_on_players_100_elo_apart_the_rounds_find_the_true_order():
     every neighbour in 4% of runs; of 40 per pair, 240 games, in 44%)."""
     from harness.arena.ratings import bradley_terry
 
-    c = TournamentConfig(players=["p0", "p1", "p2", "p3"], until_separated=True,
+    c = TournamentConfig(players=[f"p{i}=random" for i in range(4)], until_separated=True,
                          games_per_pair=2, round_games=2, max_games_per_pair=200)
     rng = np.random.default_rng(7)
     separated = true_order = games_played = 0

@@ -16,7 +16,7 @@ import pytest
 
 from harness.arena.referee import play_game
 from harness.cli import main as harness_main
-from harness.gtp.client import GTPTimeout
+from harness.players.gtp_client import GTPTimeout
 from harness.players.gtp_player import GTPPlayer
 from harness.players.random_player import RandomPlayer
 

@@ -339,7 +339,7 @@ GTP_COMMANDS = [
 
 
 def check_gtp_client(data: bytes) -> bool:
-    from harness.gtp.client import parse_response
+    from harness.players.gtp_client import parse_response
 
     lines = data.decode("utf-8", errors="replace").split("\n")
     try:

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from harness.gtp import client as gtp
-from harness.gtp.client import (
+from harness.players import gtp_client as gtp
+from harness.players.gtp_client import (
     GTPClient,
     GTPEngineDied,
     GTPEngineError,

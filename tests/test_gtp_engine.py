@@ -9,8 +9,8 @@ import pytest
 
 from harness import __version__
 from harness.game.geometry import gtp_to_point
-from harness.gtp.client import GTPClient, GTPError
 from harness.gtp.engine import GTPEngine, TimeControl
+from harness.players.gtp_client import GTPClient, GTPError
 from harness.players.scripted import ScriptedPlayer
 
 
@@ -222,6 +222,23 @@ def test_subprocess_reports_a_bad_player_spec_in_one_line():
     assert done.stderr.strip().splitlines() == [
         "harness gtp: bad player spec 'uct:lots': playouts must be a positive integer, got 'lots'"
     ]
+
+
+@pytest.mark.parametrize(("args", "label"), [
+    (["--player", "uct:50"], "uct:50"),
+    (["--player", "uct:50", "--playouts", "7"], "uct:7"),
+    (["--player", "random", "--playouts", "7"], "random"),
+    (["--model", "m.keras"], "mcts:m.keras@200"),
+    (["--model", "m.keras", "--playouts", "64"], "mcts:m.keras@64"),
+])
+def test_the_playouts_flag_wins_over_a_player_own_count_and_shows_in_its_name(args, label):
+    import argparse
+
+    from harness.gtp.command import add_arguments, player_spec
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    assert player_spec(parser.parse_args(args)).label == label
 
 
 def test_a_player_tied_to_one_board_size_refuses_the_others():

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from harness.arena.referee import play_game
-from harness.gtp.client import find_gnugo
+from harness.players.gtp_client import find_gnugo
 from harness.players.gtp_player import GTPPlayer, gnugo_player
 
 pytestmark = [

@@ -12,7 +12,7 @@ from harness.players.base import RESIGN, Player, PlayerSpecError
 from harness.players.choice import tournament_choice
 from harness.players.random_player import RandomPlayer
 from harness.players.scripted import ScriptedPlayer
-from harness.players.spec import make_player
+from harness.players.spec import PlayerSpec, make_player, parse_player
 from harness.players.uct import UCTPlayer, uct_playout_rate
 
 # Every empty point is a true Black eye.
@@ -242,6 +242,50 @@ def test_bad_specs_get_one_line_errors(spec, message):
     text = str(info.value)
     assert message in text
     assert "\n" not in text
+
+
+@pytest.mark.parametrize("text", [
+    "random", "random,seed=3", "uct:50,resign=0.1", "gnugo:1,seed=2", 'gtp:"pachi -t =5000"',
+    "gtp:/bin/cat -u 'two words'", "policy:m.keras@0.5,encoder=agz17",
+    "mcts:m.keras@16,root=gumbel,gumbel_k=8,randomize=1",
+])
+def test_a_spec_read_back_from_its_label_is_the_same_player(text):
+    spec = parse_player(text)
+    assert parse_player(spec.label) == spec
+
+
+@pytest.mark.parametrize(("text", "label"), [
+    ("uct", "uct:1000"),
+    ("mcts:m.keras", "mcts:m.keras@200"),
+    ("gnugo", "gnugo:10"),
+    ("gnugo,seed=2", "gnugo:10,seed=2"),
+    ("mcts:m.keras@16,root=puct,gumbel_k=16", "mcts:m.keras@16"),
+])
+def test_a_label_spells_out_the_defaults_that_will_be_played(text, label):
+    assert parse_player(text).label == label
+
+
+def test_a_playout_budget_replaces_the_own_count_of_searching_players_only():
+    assert parse_player("uct:40").with_playouts(800) == PlayerSpec("uct", playouts=800)
+    assert parse_player("mcts:m.keras@200,root=gumbel").with_playouts(800).label == (
+        "mcts:m.keras@800,root=gumbel")
+    for text in ("random", "policy:m.keras", "gnugo:3", "gtp:/bin/cat"):
+        assert parse_player(text).with_playouts(800) == parse_player(text)
+    assert parse_player("uct:40").with_playouts(None).playouts == 40
+    with pytest.raises(PlayerSpecError, match="playouts must be a positive integer"):
+        parse_player("uct:40").with_playouts(0)
+
+
+def test_parsing_opens_no_file_and_building_names_a_missing_one():
+    spec = parse_player("mcts:/no/such/model.keras@8")
+    assert spec.model.name == "model.keras" and spec.playouts == 8
+    with pytest.raises(PlayerSpecError, match=r"model file '/no/such/model\.keras' not found"):
+        spec.build()
+
+
+def test_a_built_player_carries_the_label_of_what_it_plays():
+    player = parse_player("uct:40").with_playouts(12).build()
+    assert player.name == "uct:12" and player.playouts == 12
 
 
 def test_a_gtp_spec_is_split_like_a_shell_would_without_running_one():

@@ -6,8 +6,8 @@ import pytest
 
 from harness.game.geometry import gtp_to_point
 from harness.game.position import Game
-from harness.gtp.client import GTPEngineDied
 from harness.players.base import RESIGN
+from harness.players.gtp_client import GTPEngineDied
 from harness.players.gtp_player import GTPPlayer
 
 

@@ -14,7 +14,7 @@ import pytest
 from harness.arena.referee import play_game
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
-from harness.gtp.client import find_gnugo
+from harness.players.gtp_client import find_gnugo
 from harness.players.gtp_player import gnugo_player
 from harness.players.random_player import RandomPlayer
 from harness.players.spec import make_player

@@ -1,7 +1,7 @@
 """The compiled kernel against GNU Go 3.8 over GTP, move by move.
 
 Reference: GNU Go 3.8 (``/usr/games/gnugo --mode gtp --chinese-rules``, driven
-by ``harness.gtp.client``). Random 9x9 games are played by the kernel and
+by ``harness.players.gtp_client``). Random 9x9 games are played by the kernel and
 replayed into GNU Go. Before every move, GNU Go's ``is_legal`` for every point
 must equal the kernel's legal mask (GNU Go forbids suicide; it is run with its
 default simple ko for simple-ko games and with ``--positional-superko`` for

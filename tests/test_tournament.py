@@ -1,17 +1,22 @@
 """Round robins: colours alternate, openings repeat across colours, reruns resume."""
 
 import json
+import re
 
+import pandas as pd
 import pytest
 
+from harness.arena.datagen import DatagenConfig, datagen_tasks
 from harness.arena.tournament import (
     RESULTS_FILE,
+    OtherPlayersResults,
     TournamentConfig,
     read_results,
     run_tournament,
     schedule,
 )
 from harness.config_io import ConfigError
+from harness.players.uct import UCTPlayer
 
 
 def small(tmp_path, **kw):
@@ -101,3 +106,54 @@ def test_command_line_config_errors_are_one_line(tmp_path):
     toml.write_text('[tournament]\nplayers = ["random", "uct:10"]\ngames_per_pair = "two"\n')
     with pytest.raises(ConfigError, match="games_per_pair must be int"):
         config_from_args(parser.parse_args(["--config", str(toml)]))
+
+
+# --- the playouts a tournament sets -------------------------------------------------------
+
+
+def test_a_tournament_overriding_playouts_reports_the_playouts_played(tmp_path, monkeypatch):
+    """``playouts = 12`` replaces ``uct:5``'s own count: the ranking, the
+    results, the SGFs and the searches themselves all say 12. A player given
+    a name keeps it, and summary.json says what it played."""
+    searches = []
+    search = UCTPlayer.search
+
+    def recorded(self, game):
+        tree = search(self, game)
+        searches.append((self.name, self.last_simulations))
+        return tree
+
+    monkeypatch.setattr(UCTPlayer, "search", recorded)
+    config = small(tmp_path, players=["uct:5", "fast=uct:7", "random"], playouts=12,
+                   games_per_pair=2, opening_moves=0)
+    rows = run_tournament(config, progress=False)
+
+    names = {"uct:12", "fast", "random"}
+    assert all(r.error is None for r in rows)
+    assert {r.black for r in rows} | {r.white for r in rows} == names
+    ranking = pd.read_csv(tmp_path / "t" / "ranking.csv")
+    assert set(ranking["player"]) == names
+    summary = json.loads((tmp_path / "t" / "summary.json").read_text())
+    assert summary["players"] == {"uct:12": "uct:12", "fast": "uct:12", "random": "random"}
+    sgf_names = {name for sgf in (tmp_path / "t" / "games").glob("*.sgf")
+                 for name in re.findall(r"P[BW]\[([^\]]*)\]", sgf.read_text())}
+    assert sgf_names == names
+    assert {name for name, _ in searches} == {"uct:12", "fast"}
+    assert {count for _, count in searches} == {12}
+
+
+def test_resuming_with_another_budget_is_refused_rather_than_mixed(tmp_path):
+    def at(playouts):
+        return small(tmp_path, players=["uct:5", "random"], playouts=playouts,
+                     games_per_pair=1, opening_moves=0)
+
+    run_tournament(at(6), progress=False)
+    with pytest.raises(OtherPlayersResults, match=r"uct:6"):
+        run_tournament(at(7), progress=False)
+
+
+def test_datagen_names_its_games_by_the_budget_played(tmp_path):
+    config = DatagenConfig(player="uct:200", playouts=9, games=2, out=str(tmp_path / "d"))
+    tasks = datagen_tasks(config)
+    assert {(t.black, t.white) for t in tasks} == {("uct:9#black", "uct:9#white")}
+    assert {t.black_spec.playouts for t in tasks} == {9}

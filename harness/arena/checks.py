@@ -4,24 +4,20 @@ A tournament or a datagen run given a board the rules kernel does not play,
 or a player that does not exist, used to play every game as an error and
 still write empty ranking tables with exit 0. These checks run in the parent
 before anything is written; each failure is a one-line :class:`ValueError`
-naming the setting. They never load a network or start an engine: a spec is
-checked as far as that can be done cheaply (its kind and arguments, that a
-model file or a program exists).
+naming the setting. They never load a network or start an engine: a spec's
+kind and arguments were checked when its text was parsed
+(:func:`harness.players.spec.parse_player`); here only what exists outside
+it is, cheaply (that a model file or a program is there).
 """
 
 from __future__ import annotations
 
 import math
-import shutil
 from collections.abc import Iterable
-from pathlib import Path
 
 from harness.game.geometry import MAX_SIZE, MIN_SIZE
 from harness.game.position import RULE_NAMES
-
-ENGINE_KINDS = ("gnugo", "gtp")
-NETWORK_KINDS = ("policy", "mcts")
-BUILT_KINDS = ("random", "uct")  # cheap enough to build in the parent and drop
+from harness.players.spec import PlayerSpec, check_available
 
 
 def check_game_settings(config) -> None:
@@ -48,34 +44,7 @@ def _at_least(name: str, value: int | None, low: int) -> None:
         raise ValueError(f"{name} must be at least {low}, got {value}")
 
 
-def check_player_specs(specs: Iterable[str]) -> None:
-    """Each spec names a player that can exist (see the module docstring for how far)."""
-    from harness.players.spec import (
-        FORMS,
-        _command_line,
-        _int_in,
-        _path_at,
-        _split_options,
-        make_player,
-    )
-
+def check_player_specs(specs: Iterable[PlayerSpec]) -> None:
+    """Each spec's model file or program exists (the text was checked when parsed)."""
     for spec in specs:
-        kind, _, rest = spec.strip().partition(":")
-        kind = kind.strip().lower()
-        rest, _options = _split_options(spec, rest)
-        if kind in BUILT_KINDS:
-            make_player(spec)  # raises PlayerSpecError (a ValueError) with the reason
-        elif kind in NETWORK_KINDS:
-            _path_at(spec, rest, "value")
-        elif kind == "gnugo":
-            _int_in(spec, rest or "10", "level", 0, 10)
-            from harness.gtp.client import find_gnugo
-
-            if find_gnugo() is None:
-                raise ValueError(f"bad player spec {spec!r}: GNU Go not found")
-        elif kind == "gtp":
-            program = _command_line(spec, rest)[0]
-            if shutil.which(program) is None and not Path(program).is_file():
-                raise ValueError(f"bad player spec {spec!r}: program {program!r} not found")
-        else:
-            raise ValueError(f"unknown player {spec!r} (expected one of: {FORMS})")
+        check_available(spec)

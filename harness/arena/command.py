@@ -93,11 +93,12 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    from harness.arena.tournament import OtherPlayersResults
     from harness.distributed import BackendError
 
     try:
         rows = run_tournament(config, progress=not args.no_progress)
-    except BackendError as e:
+    except (BackendError, OtherPlayersResults) as e:
         print(f"harness tournament: {e}", file=sys.stderr)
         return 2
     print(stopping_report(config))
@@ -115,7 +116,7 @@ def stopping_report(config) -> str:
 
     from harness.arena.adaptive import stopping_sentences
     from harness.arena.tables import readable_ranking
-    from harness.bench.table import format_table
+    from harness.files import format_table
 
     ranking = readable_ranking(pd.read_csv(f"{config.out}/ranking.csv"))
     keep = [c for c in ranking.columns if not c.startswith(("Elo s.e.", "sequential"))]

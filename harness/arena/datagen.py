@@ -25,12 +25,16 @@ from harness.arena.tournament import (
     read_results,
 )
 from harness.config_io import ConfigError, add_flags, from_mapping, given_flags
+from harness.players.spec import PlayerSpec, parse_player
 
 HELP = "generate training games: a player (uct:N, gnugo:N, ...) against itself, saved as SGF"
 
 
 @dataclass
 class DatagenConfig:
+    """What to generate. ``player`` is the spec text; ``playouts``, when set,
+    replaces its ``@N`` (see :attr:`spec`)."""
+
     player: str = "uct:200"
     games: int = 100
     out: str = "datasets/generated"
@@ -55,7 +59,12 @@ class DatagenConfig:
         from harness.arena.checks import check_game_settings, check_player_specs
 
         check_game_settings(self)
-        check_player_specs([self.player])
+        check_player_specs([self.spec])
+
+    @property
+    def spec(self) -> PlayerSpec:
+        """The player both colours are, with ``playouts`` applied (as a tournament does)."""
+        return parse_player(self.player).with_playouts(self.playouts)
 
     @property
     def games_dir(self) -> Path:
@@ -65,13 +74,14 @@ class DatagenConfig:
 def datagen_tasks(config: DatagenConfig) -> list[GameTask]:
     # The two colours get distinct names so that stateful players (GTP
     # engines) are two processes, each following its own game.
+    spec = config.spec
     return [
         GameTask(
             game_id=f"{k:06d}",
-            black=f"{config.player}#black",
-            white=f"{config.player}#white",
-            black_spec=config.player,
-            white_spec=config.player,
+            black=f"{spec.label}#black",
+            white=f"{spec.label}#white",
+            black_spec=spec,
+            white_spec=spec,
             opening=random_opening(config.board_size, config.opening_moves, config.seed * 7919 + k),
             seed=config.seed * 1_000_003 + k,
         )

@@ -9,22 +9,19 @@ decides, or a cap is reached.
 Every finished game is appended at once to ``results.jsonl`` (one JSON
 object a line, flushed and fsynced) and its SGF saved, so a killed tournament loses
 at most the games in flight; rerunning the same command plays only the games
-whose ids are missing. Games run in worker processes (or, with ``backend =
-"ray"``, on Ray workers: :mod:`harness.distributed.games`); only the parent
-writes.
+whose ids are missing. Games run on :class:`GameWorker` processes (local, or
+Ray actors with ``backend = "ray"``) through :mod:`harness.distributed`; only
+the parent writes.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import contextlib
 import json
-import multiprocessing
 import os
 import random
 from collections.abc import Iterator, Sequence
-from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
@@ -44,6 +41,7 @@ from harness.arena.tables import (
 )
 from harness.console import progress as tqdm
 from harness.game.geometry import BLACK, WHITE
+from harness.players.spec import PlayerSpec, parse_player
 
 RESULTS_FILE = "results.jsonl"
 
@@ -66,7 +64,14 @@ GAME_FLAGS: dict[str, tuple[str, type]] = {
 
 @dataclass
 class TournamentConfig:
-    """What to play. ``players`` are spec strings, optionally ``name=spec``."""
+    """What to play. ``players`` are spec strings, optionally ``name=spec``, as
+    the user wrote them; :meth:`named_players` parses them.
+
+    ``playouts``, when set, is the budget of every player that searches (uct,
+    mcts): it replaces a player's own ``@N``, and the player's default name
+    (its label) says so, e.g. ``uct:40`` plays, and is ranked, as ``uct:800``
+    under ``playouts = 800``. A player given a name keeps it.
+    """
 
     players: list[str]
     out: str = "results/tournament"
@@ -126,16 +131,20 @@ class TournamentConfig:
         """Whether rounds after the first are chosen from the results."""
         return self.until_separated or bool(self.sprt)
 
-    def named_players(self) -> list[tuple[str, str]]:
-        """(display name, spec) for each player; the name defaults to the spec."""
+    def named_players(self) -> list[tuple[str, PlayerSpec]]:
+        """(display name, spec) for each player, with ``playouts`` applied; the
+        name defaults to the spec's label, which states the budget played."""
         out = []
         for entry in self.players:
-            name, sep, spec = entry.partition("=")
-            if sep and name and ":" not in name and '"' not in name:
-                out.append((name.strip(), spec.strip()))
-            else:
-                out.append((entry.strip(), entry.strip()))
+            name, sep, text = entry.partition("=")
+            named = sep and name.strip() and not any(c in name for c in ':",')
+            spec = parse_player(text if named else entry).with_playouts(self.playouts)
+            out.append((name.strip() if named else spec.label, spec))
         return out
+
+
+class OtherPlayersResults(ValueError):
+    """The output directory holds results of players this tournament does not have."""
 
 
 @dataclass(frozen=True)
@@ -143,8 +152,8 @@ class GameTask:
     game_id: str
     black: str  # display names
     white: str
-    black_spec: str
-    white_spec: str
+    black_spec: PlayerSpec
+    white_spec: PlayerSpec
     opening: tuple[int, ...]
     seed: int
 
@@ -263,12 +272,10 @@ def append_result(out: str | Path, row: GameRow) -> None:
 _PLAYERS: dict[str, object] = {}
 
 
-def _player(spec: str, name: str):
+def _player(spec: PlayerSpec, name: str):
     """Players are built once per worker process and reused across games."""
-    from harness.players.spec import make_player
-
     if name not in _PLAYERS:
-        _PLAYERS[name] = make_player(spec, name=name)
+        _PLAYERS[name] = spec.build(name=name)
     return _PLAYERS[name]
 
 
@@ -290,8 +297,7 @@ def play_task(task: GameTask, config: TournamentConfig) -> GameRow:
             seed=task.seed,
             sgf_path=sgf,
             move_time=config.move_time,
-            playouts=config.playouts,
-            opening=task.opening,
+            opening=task.opening,  # playouts: already in the specs (named_players)
         )
     except Exception as exc:  # an engine that cannot even start
         for name in (task.black, task.white):  # rebuilt (restarted) for the next game
@@ -349,7 +355,9 @@ def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[G
     scheduled: list[GameTask] = []
     bar = tqdm(total=0, desc="games", unit="game", disable=not progress)
     points = {name: 0.0 for name, _ in config.named_players()}
-    for outcome in outcomes_of(latest_rows(read_results(out))):
+    done = latest_rows(read_results(out))
+    _refuse_strangers(config, done)
+    for outcome in outcomes_of(done):
         _add_points(points, outcome)
     with GameSession(config, size=len(tasks)) as session:
         while tasks:
@@ -369,6 +377,19 @@ def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[G
     rows = latest_rows(read_results(out))
     write_tournament_tables(config, rows)
     return rows
+
+
+def _refuse_strangers(config: TournamentConfig, rows: Sequence[GameRow]) -> None:
+    """Resuming is only for the same players: games on disk by a name this config
+    does not have (a player changed, or ``playouts`` did, which renames every
+    searching player) would be rated beside games they did not play."""
+    names = {name for name, _ in config.named_players()}
+    strangers = sorted({n for row in rows for n in (row.black, row.white)} - names)
+    if strangers:
+        raise OtherPlayersResults(
+            f"{Path(config.out) / RESULTS_FILE} has games of players not in this tournament "
+            f"({', '.join(strangers)}); play it in another output directory"
+        )
 
 
 def next_round_games(config: TournamentConfig, scheduled: Sequence[GameTask]) -> list[GameTask]:
@@ -427,48 +448,67 @@ class GameSession:
         self._stack.close()
 
 
+class GameWorker:
+    """A worker process (local or a Ray actor): plays games of one tournament or
+    datagen config, keeping its players (a loaded network, a GTP engine) between
+    games. Every game carries its own seed, so its moves do not depend on which
+    worker plays it; the driver alone appends rows to ``results.jsonl``."""
+
+    def __init__(self, config):
+        self.config = config
+
+    def play(self, task: GameTask) -> GameRow:
+        return play_task(task, self.config)
+
+    def close(self) -> bool:
+        close_players()
+        return True
+
+
+def close_players() -> None:
+    """End this process's cached players (GTP engines exit, networks are dropped)."""
+    for player in _PLAYERS.values():
+        _close_quietly(player)
+    _PLAYERS.clear()
+
+
 @contextlib.contextmanager
 def _backend(config, size: int):
-    """A function playing a batch of tasks: on Ray, in a process pool, or here."""
-    if config.backend == "ray":
-        from harness.distributed.games import ray_games
+    """A function playing a batch of tasks: on worker processes, on Ray, or here.
 
-        with ray_games(config, size) as play:
-            yield play
-        return
-    if config.parallel <= 1 or size <= 1:
+    Ray workers may run elsewhere (another working directory, another node):
+    they write each game's SGF under an absolute ``out``, which on a cluster
+    must be a filesystem every node sees. A game whose workers kept dying
+    becomes an error row, never a loss.
+    """
+    if config.backend == "local" and (config.parallel <= 1 or size <= 1):
         try:
             yield lambda tasks: (play_task(task, config) for task in tasks)
         finally:
-            for player in _PLAYERS.values():
-                _close_quietly(player)
-            _PLAYERS.clear()
+            close_players()
         return
-    pools: list[cf.ProcessPoolExecutor] = []
-    try:
-        yield lambda tasks: _play_in_pool(pools, tasks, config)
-    finally:
-        for pool in pools:
-            pool.shutdown()
+    from harness.distributed.executor import worker_pool
 
-
-def _play_in_pool(pools: list[cf.ProcessPoolExecutor], tasks: Sequence[GameTask], config
-                  ) -> Iterator[GameRow]:
-    """Play on ``pools[-1]``; a pool broken by a dead worker in an earlier round
-    is replaced, so one crash costs the games of its round, not of every later one."""
-    try:
-        futures = {pools[-1].submit(play_task, task, config): task for task in tasks}
-    except (IndexError, BrokenProcessPool):
-        # Spawned workers: TensorFlow and GTP subprocesses do not survive fork well.
-        context = multiprocessing.get_context("spawn")
-        pools.append(cf.ProcessPoolExecutor(config.parallel, mp_context=context))
-        futures = {pools[-1].submit(play_task, task, config): task for task in tasks}
-    for future in cf.as_completed(futures):
-        task = futures[future]
+    config = replace(config, out=str(Path(config.out).resolve()))
+    local = config.backend == "local"
+    workers = min(size, config.parallel) if local or config.parallel > 1 else 0
+    # Spawned workers: TensorFlow and GTP subprocesses do not survive fork well.
+    with worker_pool(GameWorker, (config,), workers, backend=config.backend,
+                     ray_address=config.ray_address, start_method="spawn",
+                     at_most=size) as pool:
         try:
-            yield future.result()
-        except Exception as exc:  # a worker died: record, never count twice
-            yield GameRow.failed(task, f"worker failed: {type(exc).__name__}: {exc}")
+            yield lambda tasks: _play_on(pool, tasks)
+        finally:
+            pool.close("close")
+
+
+def _play_on(pool, tasks: Sequence[GameTask]) -> Iterator[GameRow]:
+    by_id = {task.game_id: task for task in tasks}
+    for _, row in pool.run(
+        "play", ((task.game_id, (task,)) for task in tasks),
+        lost=lambda key, message: GameRow.failed(by_id[key], f"worker failed: {message}"),
+    ):
+        yield row
 
 
 def play_all(tasks: Sequence[GameTask], config: TournamentConfig) -> Iterator[GameRow]:
@@ -502,7 +542,7 @@ def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -
     the Markdown and HTML files are for people (:func:`tables.readable`).
     """
     from harness.arena.adaptive import next_round, stopping_sentences
-    from harness.report.tournament_plots import plot_elo, plot_win_matrix
+    from harness.arena.plots import plot_elo, plot_win_matrix
 
     out = Path(config.out)
     names = [name for name, _ in config.named_players()]
@@ -539,6 +579,7 @@ def tournament_summary(config: TournamentConfig, rows: Sequence[GameRow], decisi
         "error_games": sum(1 for r in rows if r.error is not None),
         "stopped": decision.status if not decision.pairs else "unfinished",
         "los": config.los,
+        "players": {name: spec.label for name, spec in config.named_players()},
         "unresolved": [[u.higher, u.lower, round(u.los, 4), u.games]
                        for u in decision.unresolved],
     }

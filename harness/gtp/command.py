@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.search.runtime import add_inference_argument, apply_inference
+
+if TYPE_CHECKING:
+    from harness.players.spec import PlayerSpec
 
 HELP = "run a GTP v2 engine (a network with MCTS, or any player spec) on stdin/stdout"
 
@@ -18,7 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="any player spec instead of a model: random, uct:1000, policy:PATH, "
         "mcts:PATH@200, gnugo:10, gtp:\"CMD ARGS\"",
     )
-    parser.add_argument("--playouts", type=int, default=200, help="MCTS playouts per move")
+    parser.add_argument(
+        "--playouts", type=int, default=None,
+        help="playouts per move: for --model (default 200), or replacing the @N of a "
+        "--player that searches (uct, mcts)",
+    )
     parser.add_argument("--size", type=int, default=19, help="board size before boardsize")
     parser.add_argument("--komi", type=float, default=7.5, help="komi before the komi command")
     parser.add_argument(
@@ -30,18 +39,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_inference_argument(parser)
 
 
-def player_spec(args: argparse.Namespace) -> str:
-    return args.player or f"mcts:{args.model}@{args.playouts}"
+def player_spec(args: argparse.Namespace) -> PlayerSpec:
+    """The player to serve. ``--playouts`` wins over a ``--player``'s own ``@N``,
+    as a tournament's does (:meth:`PlayerSpec.with_playouts`), so the name the
+    engine's player carries states the budget it searches with."""
+    from harness.players.spec import DEFAULT_PLAYOUTS, PlayerSpec, parse_player
+
+    if args.player:
+        spec = parse_player(args.player)
+    else:
+        spec = PlayerSpec("mcts", model=Path(args.model).expanduser(),
+                          playouts=DEFAULT_PLAYOUTS["mcts"])
+    return spec.with_playouts(args.playouts)
 
 
 def run(args: argparse.Namespace) -> int:
     from harness.gtp.engine import GTPEngine, serve
     from harness.players.base import PlayerSpecError
-    from harness.players.spec import make_player
 
     apply_inference(args.inference)
     try:
-        player = make_player(player_spec(args), seed=args.seed)
+        player = player_spec(args).build(seed=args.seed)
     except (PlayerSpecError, OSError, ValueError) as exc:
         print(f"harness gtp: {exc}", file=sys.stderr)
         return 2

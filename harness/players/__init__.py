@@ -4,7 +4,8 @@ Public API::
 
     from harness.players import (
         Player, RESIGN, PlayerSpecError,   # the protocol (base.py)
-        make_player,                       # "random", "uct:1000", "mcts:PATH@200", "gnugo:10", ...
+        PlayerSpec, parse_player,          # "random", "uct:1000", "mcts:PATH@200", "gnugo:10", ...
+        make_player,                       # parse_player(text).build()
         RandomPlayer, UCTPlayer, PolicyPlayer, MCTSPlayer, GTPPlayer, ScriptedPlayer,
         gnugo_player, tournament_choice, uct_playout_rate,
     )
@@ -20,6 +21,8 @@ from harness.players.base import RESIGN, Player, PlayerSpecError
 
 _LAZY = {
     "make_player": "harness.players.spec",
+    "parse_player": "harness.players.spec",
+    "PlayerSpec": "harness.players.spec",
     "RandomPlayer": "harness.players.random_player",
     "UCTPlayer": "harness.players.uct",
     "uct_playout_rate": "harness.players.uct",

@@ -29,8 +29,8 @@ from collections.abc import Sequence
 
 from harness.game.geometry import BLACK, gtp_to_point, point_to_gtp
 from harness.game.position import Game
-from harness.gtp.client import GTPClient, GTPEngineError, GTPTimeout, gnugo_command
 from harness.players.base import RESIGN, NotAMove
+from harness.players.gtp_client import GTPClient, GTPEngineError, GTPTimeout, gnugo_command
 
 CLEANUP = "kgs-genmove_cleanup"
 # Seconds: the least an answer is waited for under a time limit. The first

@@ -1,4 +1,4 @@
-"""Player spec strings: one short text names any player in configs and on the command line.
+"""Player specs: one short text names any player in configs and on the command line.
 
     random                         uniform legal moves, no eye filling
     uct:1000                       UCT with random playouts, 1,000 per move
@@ -11,206 +11,324 @@ Options may follow as ``,key=value``: ``seed=N`` for any player, ``resign=R``
 for uct (win rate), ``randomize=1`` for mcts (Cazenave's tournament choice;
 Gumbel noise under the Gumbel root), ``root=gumbel`` and ``gumbel_k=N`` for
 mcts (Gumbel AlphaZero's search, at most N root moves sampled),
-``encoder=NAME`` for policy and mcts (when the run does not say). Networks
-load only when asked for, so parsing never imports TensorFlow.
+``encoder=NAME`` for policy and mcts (when the run does not say).
+
+The text is parsed once, by :func:`parse_player`, into a :class:`PlayerSpec`;
+from then on the spec travels as a value (to worker processes, into game
+tasks) and is never formatted back into text to be parsed again. A spec's
+:attr:`~PlayerSpec.label` is written from its fields, so a budget changed
+after parsing (a tournament's ``playouts``: :meth:`PlayerSpec.with_playouts`)
+shows in the name a ranking prints. Parsing checks the syntax only; whether a
+model file or a program exists is :func:`check_available`'s question, and
+networks load (TensorFlow is imported) only in :meth:`PlayerSpec.build`.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from harness.players.base import Player, PlayerSpecError
 
 FORMS = 'random, uct:N, policy:PATH[@T], mcts:PATH[@N], gnugo:LEVEL, gtp:"COMMAND ARGS"'
+KINDS = ("random", "uct", "policy", "mcts", "gnugo", "gtp")
+SEARCH_KINDS = ("uct", "mcts")  # the players a playout budget applies to
+NETWORK_KINDS = ("policy", "mcts")
+ENGINE_KINDS = ("gnugo", "gtp")
+DEFAULT_PLAYOUTS = {"uct": 1000, "mcts": 200}
+DEFAULT_LEVEL = 10
+DEFAULT_ROOT = "puct"
+DEFAULT_GUMBEL_K = 16
 _OPTION = re.compile(r",([a-z_]+)=([^,]*)$")
+_OPTIONS = {  # the options each kind takes besides seed (gtp takes none: commas are its own)
+    "random": (),
+    "uct": ("resign",),
+    "policy": ("encoder",),
+    "mcts": ("randomize", "encoder", "root", "gumbel_k"),
+    "gnugo": (),
+    "gtp": (),
+}
 
 
-def make_player(spec: str, *, seed: int | None = None, name: str | None = None) -> Player:
-    """The player ``spec`` names; raises :class:`PlayerSpecError` with a one-line reason."""
-    text = spec.strip()
-    kind, _, rest = text.partition(":")
-    kind = kind.strip().lower()
-    rest, options = _split_options(spec, rest)
-    if "seed" in options:
-        seed = _int_option(spec, options, "seed")
-    label = name or text
-    if kind == "random":
-        _no_argument(spec, rest)
-        _no_options(spec, options)
-        from harness.players.random_player import RandomPlayer
+@dataclass(frozen=True)
+class PlayerSpec:
+    """One player, as its spec text named it, with every default filled in.
 
-        return RandomPlayer(seed=seed, name=label)
-    if kind == "uct":
-        playouts = _positive_int(spec, rest or "1000", "playouts")
-        resign = _float_option(spec, options, "resign") if "resign" in options else None
-        _no_options(spec, options, allowed=("resign",))
-        from harness.players.uct import UCTPlayer
+    Fields a kind does not use keep their defaults (``None``, ``()``), so two
+    specs are equal exactly when they name the same player.
+    """
 
-        return UCTPlayer(playouts, seed=seed, resign_below=resign, name=label)
-    if kind == "policy":
-        path, temperature = _path_at(spec, rest, "temperature")
-        _no_options(spec, options, allowed=("encoder",))
-        from harness.players.policy import PolicyPlayer
+    kind: str  # one of KINDS
+    model: Path | None = None  # policy, mcts: the .keras file
+    playouts: int | None = None  # uct, mcts: per move
+    temperature: float = 0.0  # policy: 0 plays the top move
+    level: int | None = None  # gnugo
+    command: tuple[str, ...] = ()  # gtp: argv, no shell
+    seed: int | None = None  # any kind but gtp: wins over a seed given to build()
+    resign: float | None = None  # uct: resign below this win rate
+    randomize: bool = False  # mcts
+    root: str = DEFAULT_ROOT  # mcts: "puct" or "gumbel"
+    gumbel_k: int = DEFAULT_GUMBEL_K  # mcts
+    encoder: str | None = None  # policy, mcts: when the model does not say
 
-        t = 0.0 if temperature is None else _nonnegative_float(spec, temperature, "temperature")
-        encoder = options.get("encoder")
-        return _network(spec, lambda: PolicyPlayer(
-            path, temperature=t, encoder=encoder, seed=seed, name=label))
-    if kind == "mcts":
-        path, playouts = _path_at(spec, rest, "playouts")
-        count = 200 if playouts is None else _positive_int(spec, playouts, "playouts")
-        randomize = "randomize" in options and bool(_int_option(spec, options, "randomize"))
-        _no_options(spec, options, allowed=("randomize", "encoder", "root", "gumbel_k"))
-        encoder = options.get("encoder")
-        from harness.search.config import ROOT_RULES
+    @property
+    def label(self) -> str:
+        """Spec text for what this spec plays: the budget and every option that
+        is not a default, so two players that differ never share a label and
+        the label read back by :func:`parse_player` is this spec again."""
+        if self.kind == "gtp":
+            joined = shlex.join(self.command)
+            return f'gtp:"{joined}"' if '"' not in joined else f"gtp:{joined}"
+        head = {
+            "random": "random",
+            "uct": f"uct:{self.playouts}",
+            "policy": f"policy:{self.model}" + (f"@{_short(self.temperature)}"
+                                                if self.temperature else ""),
+            "mcts": f"mcts:{self.model}@{self.playouts}",
+            "gnugo": f"gnugo:{self.level}",
+        }[self.kind]
+        options = {
+            "root": None if self.root == DEFAULT_ROOT else self.root,
+            "gumbel_k": None if self.gumbel_k == DEFAULT_GUMBEL_K else str(self.gumbel_k),
+            "randomize": "1" if self.randomize else None,
+            "encoder": self.encoder,
+            "resign": None if self.resign is None else _short(self.resign),
+            "seed": None if self.seed is None else str(self.seed),
+        }
+        return head + "".join(f",{key}={value}" for key, value in options.items()
+                              if value is not None)
 
-        root = _choice(spec, options.get("root", "puct"), "root", ROOT_RULES)
-        k = _positive_int(spec, options.get("gumbel_k", "16"), "gumbel_k")
-        from harness.players.mcts import MCTSPlayer
+    def with_playouts(self, playouts: int | None) -> PlayerSpec:
+        """This spec searching ``playouts`` per move instead of its own count.
 
-        return _network(spec, lambda: MCTSPlayer(
-            path, playouts=count, randomize=randomize, encoder=encoder, root=root, gumbel_k=k,
-            seed=seed, name=label))
-    if kind == "gnugo":
-        level = _int_in(spec, rest or "10", "level", 0, 10)
-        _no_options(spec, options)
-        from harness.players.gtp_player import gnugo_player
+        A budget set for a whole tournament or datagen run replaces each
+        searching player's own ``@N`` (players without a playout budget are
+        unchanged, and ``None`` changes nothing), so that the label, built
+        from the fields, names the budget actually played.
+        """
+        if playouts is None or self.kind not in SEARCH_KINDS:
+            return self
+        return replace(self, playouts=_positive(self.label, playouts, "playouts"))
 
-        return _engine(spec, lambda: gnugo_player(level, seed=seed, name=label))
-    if kind == "gtp":
-        argv = _command_line(spec, rest)
-        _no_options(spec, options)
+    def build(self, *, seed: int | None = None, name: str | None = None) -> Player:
+        """The player; ``name`` defaults to the label. Loads the network or
+        starts the engine, so a missing file or program is a
+        :class:`PlayerSpecError` here, with a one-line reason."""
+        seed = self.seed if self.seed is not None else seed
+        name = name or self.label
+        if self.kind == "random":
+            from harness.players.random_player import RandomPlayer
+
+            return RandomPlayer(seed=seed, name=name)
+        if self.kind == "uct":
+            from harness.players.uct import UCTPlayer
+
+            return UCTPlayer(self.playouts, seed=seed, resign_below=self.resign, name=name)
+        if self.kind == "policy":
+            from harness.players.policy import PolicyPlayer
+
+            return self._network(lambda: PolicyPlayer(
+                self.model, temperature=self.temperature, encoder=self.encoder, seed=seed,
+                name=name))
+        if self.kind == "mcts":
+            from harness.players.mcts import MCTSPlayer
+
+            return self._network(lambda: MCTSPlayer(
+                self.model, playouts=self.playouts, randomize=self.randomize,
+                encoder=self.encoder, root=self.root, gumbel_k=self.gumbel_k, seed=seed,
+                name=name))
+        if self.kind == "gnugo":
+            from harness.players.gtp_player import gnugo_player
+
+            return self._engine(lambda: gnugo_player(self.level, seed=seed, name=name))
         from harness.players.gtp_player import GTPPlayer
 
-        return _engine(spec, lambda: GTPPlayer(argv, name=label))
-    raise PlayerSpecError(f"unknown player {spec!r} (expected one of: {FORMS})")
+        return self._engine(lambda: GTPPlayer(self.command, name=name))
+
+    def _network(self, load: Callable[[], Player]) -> Player:
+        """Load a network player; an unreadable model file is a one-line spec error."""
+        check_available(self)
+        try:
+            return load()
+        except (OSError, ValueError) as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise _fail(self.label, first) from None
+
+    def _engine(self, start: Callable[[], Player]) -> Player:
+        """Start an external engine; a missing program is a spec error, not a crash later."""
+        from harness.players.gtp_client import GTPEngineError
+
+        try:
+            return start()
+        except (FileNotFoundError, GTPEngineError) as exc:
+            raise _fail(self.label, str(exc).splitlines()[0]) from None
 
 
-# --- pieces ---------------------------------------------------------------------
+def parse_player(text: str) -> PlayerSpec:
+    """The spec ``text`` names; raises :class:`PlayerSpecError` with a one-line reason.
+
+    Only the syntax is checked (no file is opened, nothing is imported), so
+    configs can be parsed anywhere, e.g. in a parent before its workers start.
+    """
+    kind, colon, rest = text.strip().partition(":")
+    if not colon and "," in kind:  # random,seed=3: options without an argument
+        kind, rest = kind.split(",", 1)
+        rest = "," + rest
+    kind = kind.strip().lower()
+    if kind not in KINDS:
+        raise PlayerSpecError(f"unknown player {text!r} (expected one of: {FORMS})")
+    if kind == "gtp":
+        return PlayerSpec("gtp", command=_command_line(text, rest))
+    rest, options = _split_options(rest)
+    unknown = sorted(set(options) - set(_OPTIONS[kind]) - {"seed"})
+    if unknown:
+        raise _fail(text, f"unknown option {unknown[0]!r}")
+    seed = _integer(text, options["seed"], "option seed") if "seed" in options else None
+    if kind == "random":
+        if rest.strip():
+            raise _fail(text, "random takes no argument")
+        return PlayerSpec("random", seed=seed)
+    if kind == "uct":
+        resign = _number(text, options["resign"], "option resign") if "resign" in options else None
+        return PlayerSpec("uct", playouts=_positive(text, rest or DEFAULT_PLAYOUTS["uct"],
+                                                    "playouts"), seed=seed, resign=resign)
+    if kind == "gnugo":
+        return PlayerSpec("gnugo", level=_level(text, rest or str(DEFAULT_LEVEL)), seed=seed)
+    model, after_at = _path_at(text, rest, "temperature" if kind == "policy" else "playouts")
+    encoder = options.get("encoder")
+    if kind == "policy":
+        temperature = 0.0 if after_at is None else _temperature(text, after_at)
+        return PlayerSpec("policy", model=model, temperature=temperature, encoder=encoder,
+                          seed=seed)
+    from harness.search.config import ROOT_RULES
+
+    root = options.get("root", DEFAULT_ROOT)
+    if root not in ROOT_RULES:
+        raise _fail(text, f"root must be one of {', '.join(ROOT_RULES)}, got {root!r}")
+    randomize = "randomize" in options and bool(_integer(text, options["randomize"],
+                                                         "option randomize"))
+    return PlayerSpec(
+        "mcts", model=model,
+        playouts=_positive(text, after_at or DEFAULT_PLAYOUTS["mcts"], "playouts"),
+        randomize=randomize, encoder=encoder, root=root,
+        gumbel_k=_positive(text, options.get("gumbel_k", DEFAULT_GUMBEL_K), "gumbel_k"),
+        seed=seed,
+    )
 
 
-def _split_options(spec: str, rest: str) -> tuple[str, dict[str, str]]:
-    """Peel trailing ``,key=value`` options off the argument (a gtp command keeps its commas)."""
+def make_player(spec: str | PlayerSpec, *, seed: int | None = None,
+                name: str | None = None) -> Player:
+    """The player ``spec`` names (text is parsed first); raises :class:`PlayerSpecError`."""
+    parsed = parse_player(spec) if isinstance(spec, str) else spec
+    return parsed.build(seed=seed, name=name)
+
+
+def check_available(spec: PlayerSpec) -> None:
+    """Refuse a spec whose model file or program is missing, without loading or
+    starting anything: a parent checks this before its workers play a game."""
+    if spec.kind in NETWORK_KINDS and not spec.model.is_file():
+        raise _fail(spec.label, f"model file {str(spec.model)!r} not found")
+    if spec.kind == "gnugo":
+        from harness.players.gtp_client import find_gnugo
+
+        if find_gnugo() is None:
+            raise _fail(spec.label, "GNU Go not found")
+    if spec.kind == "gtp":
+        import shutil
+
+        program = spec.command[0]
+        if shutil.which(program) is None and not Path(program).is_file():
+            raise _fail(spec.label, f"program {program!r} not found")
+
+
+# --- pieces of the grammar --------------------------------------------------------
+
+
+def _split_options(rest: str) -> tuple[str, dict[str, str]]:
+    """Peel trailing ``,key=value`` options off the argument."""
     options: dict[str, str] = {}
-    if rest.lstrip().startswith(('"', "'")) or spec.strip().lower().startswith("gtp:"):
-        return rest, options
     while (match := _OPTION.search(rest)) is not None:
         options[match.group(1)] = match.group(2)
         rest = rest[: match.start()]
     return rest, options
 
 
-def _fail(spec: str, why: str) -> PlayerSpecError:
-    return PlayerSpecError(f"bad player spec {spec!r}: {why}")
+def _short(number: float) -> str:
+    """``0.5`` rather than ``0.50000``, and never a rounded value (labels parse back)."""
+    text = f"{number:g}"
+    return text if float(text) == number else repr(number)
 
 
-def _no_argument(spec: str, rest: str) -> None:
-    if rest.strip():
-        raise _fail(spec, "random takes no argument")
+def _fail(text: str, why: str) -> PlayerSpecError:
+    return PlayerSpecError(f"bad player spec {text!r}: {why}")
 
 
-def _no_options(spec: str, options: dict[str, str], allowed: tuple[str, ...] = ()) -> None:
-    unknown = sorted(set(options) - set(allowed) - {"seed"})
-    if unknown:
-        raise _fail(spec, f"unknown option {unknown[0]!r}")
-
-
-def _positive_int(spec: str, text: str, what: str) -> int:
+def _positive(text: str, value: str | int, what: str) -> int:
     try:
-        value = int(text)
+        number = int(value)
     except ValueError:
-        raise _fail(spec, f"{what} must be a positive integer, got {text!r}") from None
-    if value < 1:
-        raise _fail(spec, f"{what} must be a positive integer, got {text!r}")
-    return value
+        number = 0
+    if number < 1:
+        raise _fail(text, f"{what} must be a positive integer, got {value!r}")
+    return number
 
 
-def _choice(spec: str, text: str, what: str, choices: tuple[str, ...]) -> str:
-    if text not in choices:
-        raise _fail(spec, f"{what} must be one of {', '.join(choices)}, got {text!r}")
-    return text
-
-
-def _int_in(spec: str, text: str, what: str, low: int, high: int) -> int:
+def _level(text: str, value: str) -> int:
     try:
-        value = int(text)
+        level = int(value)
     except ValueError:
-        value = None
-    if value is None or not low <= value <= high:
-        raise _fail(spec, f"{what} must be an integer from {low} to {high}, got {text!r}")
-    return value
+        level = None
+    if level is None or not 0 <= level <= 10:
+        raise _fail(text, f"level must be an integer from 0 to 10, got {value!r}")
+    return level
 
 
-def _nonnegative_float(spec: str, text: str, what: str) -> float:
+def _temperature(text: str, value: str) -> float:
     try:
-        value = float(text)
+        number = float(value)
     except ValueError:
-        value = -1.0
-    if not value >= 0:
-        raise _fail(spec, f"{what} must be a number >= 0, got {text!r}")
-    return value
+        number = -1.0
+    if not number >= 0:
+        raise _fail(text, f"temperature must be a number >= 0, got {value!r}")
+    return number
 
 
-def _int_option(spec: str, options: dict[str, str], key: str) -> int:
+def _integer(text: str, value: str, what: str) -> int:
     try:
-        return int(options[key])
+        return int(value)
     except ValueError:
-        raise _fail(spec, f"option {key} must be an integer, got {options[key]!r}") from None
+        raise _fail(text, f"{what} must be an integer, got {value!r}") from None
 
 
-def _float_option(spec: str, options: dict[str, str], key: str) -> float:
+def _number(text: str, value: str, what: str) -> float:
     try:
-        return float(options[key])
+        return float(value)
     except ValueError:
-        raise _fail(spec, f"option {key} must be a number, got {options[key]!r}") from None
+        raise _fail(text, f"{what} must be a number, got {value!r}") from None
 
 
-def _path_at(spec: str, rest: str, what: str) -> tuple[Path, str | None]:
-    """``PATH`` or ``PATH@VALUE``; the file must exist."""
-    text = rest.strip()
-    value = None
-    if "@" in text:
-        text, value = text.rsplit("@", 1)
-    if not text:
-        raise _fail(spec, "a model path is needed")
-    path = Path(text).expanduser()
-    if not path.is_file():
-        raise _fail(spec, f"model file {str(path)!r} not found")
+def _path_at(text: str, rest: str, what: str) -> tuple[Path, str | None]:
+    """``PATH`` or ``PATH@VALUE`` (the file need not exist yet: :func:`check_available`)."""
+    path_text, value = rest.strip(), None
+    if "@" in path_text:
+        path_text, value = path_text.rsplit("@", 1)
+    if not path_text:
+        raise _fail(text, "a model path is needed")
     if value is not None and not value.strip():
-        raise _fail(spec, f"{what} missing after '@'")
-    return path, value
+        raise _fail(text, f"{what} missing after '@'")
+    return Path(path_text).expanduser(), value
 
 
-def _command_line(spec: str, rest: str) -> list[str]:
+def _command_line(text: str, rest: str) -> tuple[str, ...]:
     try:
         argv = shlex.split(rest)
     except ValueError as exc:
-        raise _fail(spec, f"cannot split the command line ({exc})") from None
+        raise _fail(text, f"cannot split the command line ({exc})") from None
     if len(argv) == 1 and " " in argv[0]:
         argv = shlex.split(argv[0])  # gtp:"pachi -t =5000" arrives quoted as one word
     if not argv:
-        raise _fail(spec, 'gtp needs a command, e.g. gtp:"gnugo --mode gtp"')
-    return argv
-
-
-def _network(spec: str, load: Any) -> Player:
-    """Load a network player; an unreadable model file is a one-line spec error."""
-    try:
-        return load()
-    except (OSError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise _fail(spec, first) from None
-
-
-def _engine(spec: str, start: Any) -> Player:
-    """Start an external engine; a missing program is a spec error, not a crash later."""
-    from harness.gtp.client import GTPEngineError
-
-    try:
-        return start()
-    except (FileNotFoundError, GTPEngineError) as exc:
-        first = str(exc).splitlines()[0]
-        raise _fail(spec, first) from None
+        raise _fail(text, 'gtp needs a command, e.g. gtp:"gnugo --mode gtp"')
+    return tuple(argv)
