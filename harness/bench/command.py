@@ -6,7 +6,7 @@ import argparse
 import importlib
 
 HELP = ("measure speed and print a table (rules, ingest, pipeline, models, runtime, layers, "
-        "selfplay, distributed)")
+        "selfplay, distributed, learning)")
 
 # (kind, module): each module has HELP, add_arguments(parser), run(args) -> int.
 KINDS: tuple[tuple[str, str], ...] = (
@@ -19,6 +19,7 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("pipeline", "harness.bench.pipeline"),
     ("selfplay", "harness.bench.selfplay"),
     ("distributed", "harness.bench.distributed"),
+    ("learning", "harness.bench.learning"),
 )
 
 
