@@ -1,4 +1,4 @@
-"""Self-play reinforcement learning (SPEC section 10).
+"""Self-play reinforcement learning: AlphaZero-style generations that resume where killed.
 
 - :mod:`harness.rl.config` — ``RLConfig`` and its TOML tables
 - :mod:`harness.rl.run` — ``RLRun``: the generation loop, its commit points and resume
