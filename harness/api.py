@@ -167,18 +167,23 @@ def open_dataset(path: str | os.PathLike):
 
 def build_model(name: str, board_size: int, *, encoder: str = "cazenave21",
                 seed: int | None = None, heads: Iterable[str] | None = None):
-    """A zoo network by name for ``encoder``'s input planes (a Keras model)."""
+    """A zoo network by name for ``encoder``'s input planes (a Keras model).
+    It remembers ``encoder``, so files it is saved to say which planes feed it."""
     from harness.features import get_encoder
     from harness.nets import build_model as build
+    from harness.nets import model_info
 
-    return build(name, board_size, get_encoder(encoder).planes, heads=heads, seed=seed)
+    model = build(name, board_size, get_encoder(encoder).planes, heads=heads, seed=seed)
+    model.model_info = model_info(model, encoder=encoder)
+    return model
 
 
-def save_model(model, path: str | os.PathLike) -> Path:
-    """Write a ``.keras`` file atomically."""
+def save_model(model, path: str | os.PathLike, info=None) -> Path:
+    """Write a ``.keras`` file atomically, with its encoder and conventions
+    inside (``info``, a ``harness.nets.ModelInfo``; default the model's own)."""
     from harness.nets import save_model as save
 
-    return save(model, path)
+    return save(model, path, info)
 
 
 def load_model(path: str | os.PathLike):

@@ -111,10 +111,11 @@ def _ray(args: argparse.Namespace, checkpoint: Path, workers: int
 
 def measure(args: argparse.Namespace) -> list[tuple]:
     from harness.features import get_encoder
-    from harness.nets import build_model, save_model
+    from harness.nets import build_model, model_info, save_model
 
     planes = get_encoder(args.encoder).planes
     model = build_model(args.model, args.board_size, planes, seed=args.seed)
+    model.model_info = model_info(model, encoder=args.encoder)  # the workers load its file
     with tempfile.TemporaryDirectory() as tmp:
         checkpoint = save_model(model, Path(tmp) / "bench.keras")
         local_start, local_s, local_moves = _local(args, model)

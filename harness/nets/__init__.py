@@ -13,26 +13,33 @@ from harness.nets.registry import model_names
 
 if TYPE_CHECKING:
     from harness.nets.factories import build_model
-    from harness.nets.saving import ModelFileError, load_model, save_model
+    from harness.nets.info import ModelFileError, ModelInfo, read_model_info
+    from harness.nets.saving import load_model, model_info, save_model
     from harness.nets.summary import model_summary, value_loss_of
 
 _LAZY = {
     "build_model": "harness.nets.factories",
     "load_model": "harness.nets.saving",
     "save_model": "harness.nets.saving",
-    "ModelFileError": "harness.nets.saving",
+    "ModelFileError": "harness.nets.info",
+    "ModelInfo": "harness.nets.info",
+    "read_model_info": "harness.nets.info",
+    "model_info": "harness.nets.saving",
     "model_summary": "harness.nets.summary",
     "value_loss_of": "harness.nets.summary",
 }
 
 __all__ = [
     "ModelFileError",
+    "ModelInfo",
     "ModelSpec",
     "build_model",
     "load_model",
+    "model_info",
     "model_names",
     "model_summary",
     "parse_model_name",
+    "read_model_info",
     "save_model",
     "value_loss_of",
 ]

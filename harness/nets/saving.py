@@ -1,7 +1,16 @@
-"""Save and load zoo models as ``.keras`` files, safely and atomically."""
+"""Save and load zoo models as ``.keras`` files, safely and atomically.
+
+A saved file carries a :class:`~harness.nets.info.ModelInfo` (encoder, board,
+rules, heads, value convention) so that whoever loads it feeds it the planes
+it was trained on, wherever the file has been copied to. The record travels
+on the model object as ``model.model_info``: :func:`load_model` sets it from
+the file, writers set it with :func:`model_info`, and :func:`save_model`
+writes it back, so a load-and-save keeps it.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import tempfile
 import zipfile
@@ -10,26 +19,48 @@ from pathlib import Path
 import keras
 
 from harness.nets import layers as _registered  # noqa: F401  (registers the custom layers)
-from harness.nets.summary import spec_of, value_loss_of
+from harness.nets.info import ModelFileError, ModelInfo, read_model_info, write_model_info
+from harness.nets.summary import heads_of, spec_of, value_loss_of
 
 MAX_UNPACKED_BYTES = 8 << 30  # a 60-block MobileNet is ~35 MB, a0.40.256 ~200 MB
 
+_log = logging.getLogger(__name__)
+_warned: set[Path] = set()  # files without a record, warned about once per process
 
-class ModelFileError(ValueError):
-    """A model file that is missing, corrupt or not a Keras model."""
+
+def model_info(model: keras.Model, *, encoder: str, rules: str = "") -> ModelInfo:
+    """The record for ``model`` fed by ``encoder``: board size, heads, value
+    convention and zoo name are read from the network itself, so the record
+    cannot contradict the weights it is saved with."""
+    spec = spec_of(model)
+    return ModelInfo(encoder=encoder, board_size=int(model.inputs[0].shape[1]),
+                     heads=tuple(heads_of(model)),
+                     value="sigmoid" if value_loss_of(model) == "bce" else "tanh",
+                     rules=rules, architecture=model.name if spec else "")
 
 
-def save_model(model: keras.Model, path: str | os.PathLike) -> Path:
+def save_model(model: keras.Model, path: str | os.PathLike,
+               info: ModelInfo | None = None) -> Path:
     """Write ``model`` to ``path`` (a ``.keras`` file) without ever leaving a
-    half-written file under that name."""
+    half-written file under that name.
+
+    ``info`` (default: ``model.model_info``) goes inside the file; it is
+    checked against the network first, since a wrong record is worse than
+    none. Without either the file is written bare and warns when loaded.
+    """
     path = Path(path)
     if path.suffix != ".keras":
         raise ValueError(f"{path}: model files must end in .keras")
+    info = info if info is not None else getattr(model, "model_info", None)
+    if info is not None:
+        _check_info(model, info, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".keras", dir=path.parent)
     os.close(fd)
     try:
         model.save(tmp)
+        if info is not None:
+            write_model_info(tmp, info)
         os.replace(tmp, path)
     finally:
         if os.path.exists(tmp):
@@ -42,7 +73,9 @@ def load_model(path: str | os.PathLike) -> keras.Model:
 
     Raises :class:`ModelFileError` with one line naming the file when it is
     missing, corrupt or not a Keras model. The returned model carries
-    ``value_loss`` (and ``spec`` for zoo models) like a freshly built one.
+    ``value_loss`` (and ``spec`` for zoo models) like a freshly built one, and
+    ``model_info``: the file's record, or None for a file written before
+    models described themselves (one warning line per file and process).
     """
     path = Path(path)
     if not path.is_file():
@@ -57,6 +90,7 @@ def load_model(path: str | os.PathLike) -> keras.Model:
         if sum(m.file_size for m in members) > MAX_UNPACKED_BYTES:
             raise ModelFileError(f"{path}: unpacks to more than {MAX_UNPACKED_BYTES >> 30} GiB; "
                                  f"refusing to load")
+        info = read_model_info(path)
         model = keras.saving.load_model(path, safe_mode=True, compile=False)
     except ModelFileError:
         raise
@@ -68,4 +102,23 @@ def load_model(path: str | os.PathLike) -> keras.Model:
         raise ModelFileError(f"{path}: not a policy-value model (no 'value' output)")
     model.value_loss = value_loss_of(model)
     model.spec = spec_of(model)
+    model.model_info = info
+    if info is None and path.resolve() not in _warned:
+        _warned.add(path.resolve())
+        _log.warning("%s: no model info inside (written by an older harness): its encoder "
+                     "and rules are guessed", path)
     return model
+
+
+def _check_info(model: keras.Model, info: ModelInfo, path: Path) -> None:
+    from harness.features import get_encoder
+
+    actual = model_info(model, encoder=info.encoder, rules=info.rules)
+    for field in ("board_size", "heads", "value"):
+        if getattr(info, field) != getattr(actual, field):
+            raise ValueError(f"{path}: model info says {field} {getattr(info, field)!r}, "
+                             f"the network has {getattr(actual, field)!r}")
+    planes, width = get_encoder(info.encoder).planes, int(model.inputs[0].shape[3])
+    if planes != width:
+        raise ValueError(f"{path}: model info says encoder {info.encoder} ({planes} planes), "
+                         f"the network takes {width}")

@@ -1,21 +1,27 @@
 """Loading a trained network for play, and finding which encoder feeds it.
 
-A ``.keras`` file knows its board size and input width but not which encoder
-made its inputs, and two encoders share a width (``cazenave21`` and ``nogo``
-both have 21 planes). The encoder is taken, in order, from the player spec
-(``,encoder=NAME``), from the training run the checkpoint sits in
-(``config.json`` beside it), or from the width when only one encoder fits
-(``nogo`` for NoGo games, ``cazenave21`` for Go when the width is 21).
+Two encoders share an input width (``cazenave21`` and ``nogo`` both have 21
+planes), so the width alone cannot say which planes a network was trained
+on. The encoder is taken, in order, from the player spec (``,encoder=NAME``),
+from the model file's own record (:class:`harness.nets.ModelInfo`, written
+by every trainer), and for files written before models described themselves
+from the ``config.json`` of the run beside the checkpoint, else from the width
+when only one encoder fits (``nogo`` for NoGo games, ``cazenave21`` for Go
+when the width is 21).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from harness.game.position import Game
+from harness.nets.info import ModelInfo
+
+MAX_CONFIG_BYTES = 1 << 20  # a run's config.json is ~2 KB
 
 
 @dataclass
@@ -24,13 +30,18 @@ class Network:
     path: Path
     size: int
     planes: int
-    run_encoder: str  # the training run's encoder, "" if unknown
+    info: ModelInfo | None  # the file's record; None for older files
+    run_encoder: str = ""  # older files: the encoder in the run's config.json beside it
 
     def encoder_for(self, rules: str, explicit: str | None = None) -> str:
         """The encoder name for this network in a game with ``rules``."""
         from harness.features import encoder_names, get_encoder
 
-        name = explicit or self.run_encoder
+        recorded = self.info.encoder if self.info else ""
+        if explicit and recorded and explicit != recorded:
+            raise ValueError(f"{self.path}: the network was trained on encoder {recorded}, "
+                             f"the spec asks for {explicit}")
+        name = explicit or recorded or self.run_encoder
         if not name:
             fitting = [n for n in encoder_names() if get_encoder(n).planes == self.planes]
             if len(fitting) > 1 and {"nogo", "cazenave21"} <= set(fitting):
@@ -63,25 +74,27 @@ def load_network(path: str | Path) -> Network:
     from harness.search.runtime import mark_frozen
 
     path = Path(path)
-    model = load_model(path)
+    model = load_model(path)  # an older file without a record warns here, once
     mark_frozen(model, path)  # players never change weights: exported runtimes may run it
     shape = tuple(model.input_shape)
     if len(shape) != 4 or shape[1] != shape[2] or shape[1] is None:
         raise ValueError(f"{path}: expected square board inputs (N, B, B, C), got {shape}")
-    return Network(model, path, int(shape[1]), int(shape[3]), _run_encoder(path))
+    info = model.model_info
+    return Network(model, path, int(shape[1]), int(shape[3]), info,
+                   "" if info else _run_encoder(path))
 
 
 def _run_encoder(path: Path) -> str:
-    """The encoder recorded by the training run that wrote this checkpoint, if any."""
+    """The ``encoder`` key of the run config beside an older checkpoint, if any
+    (read as plain JSON: players do not import the training stage)."""
     config = path.parent / "config.json"
-    if not config.is_file():
-        return ""
     try:
-        from harness.train.config import read_config
-
-        return read_config(config).encoder or ""
-    except Exception:  # a foreign or old config: fall back to the width
+        if not config.is_file() or config.stat().st_size > MAX_CONFIG_BYTES:
+            return ""
+        encoder = json.loads(config.read_text()).get("encoder", "")
+    except (OSError, ValueError, AttributeError):  # a foreign or broken config: the width
         return ""
+    return encoder if isinstance(encoder, str) else ""
 
 
 def softmax_choice(policy: np.ndarray, temperature: float, rng: np.random.Generator) -> int:

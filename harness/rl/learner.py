@@ -69,10 +69,13 @@ class Learner:
     """A compiled model plus what it takes to train it on a window."""
 
     def __init__(self, name: str, model, config: RLConfig):
+        from harness.nets import model_info
         from harness.train.evaluation import model_value_loss
 
         self.name = name
         self.model = model
+        # Every checkpoint says what feeds it, so it plays anywhere it is copied to.
+        model.model_info = model_info(model, encoder=config.encoder, rules=config.rules)
         self.config = config
         self.value_loss = model_value_loss(model)
         self.heads = model_heads(model)

@@ -5,8 +5,8 @@ Layout of ``RUN/`` (every file written atomically)::
     config.json          the RLConfig of the run
     state.json           the commit point: generation, phase, best net, window, histories
     models/gen-NNNN.keras        the self-play lineage after generation N (0: initial)
-    models/large-gen-NNNN.keras  the curriculum's large network
-    models/config.json           encoder etc., so ``mcts:RUN/models/gen-NNNN.keras`` just works
+    models/large-gen-NNNN.keras  the curriculum's large network (each file records its
+                                 encoder, so ``mcts:RUN/models/gen-NNNN.keras`` just works)
     buffer/gen-NNNN.h5           generation N's games (see ``harness.rl.buffer``)
     games/gen-NNNN/*.sgf         every self-play game
     stats/gen-NNNN.json, stats.csv   per-generation figures
@@ -37,7 +37,7 @@ from harness.rl.config import RLConfig, read_config, save_config
 from harness.rl.curriculum import small_net_stalled
 from harness.rl.files import atomic_json, atomic_text, read_json
 from harness.rl.gating import gate_sprt, passes, play_match
-from harness.rl.learner import Learner, train_config
+from harness.rl.learner import Learner
 from harness.rl.selfplay import generation_stats, play_generation
 from harness.rl.window import next_window
 from harness.train.sources import derive_seed
@@ -126,7 +126,6 @@ class RLRun:
         state = RunState(window=config.window.initial)
         main = Learner.fresh(MAIN, config, config.model, config.init)
         self._save_learner(main, 0)
-        self._write_model_config(main)
         name = main.model.name if config.init else config.model  # a checkpoint names itself
         state.nets[MAIN] = NetState(name, self._rel(self.model_path(MAIN, 0)))
         if config.curriculum.enabled:
@@ -147,16 +146,6 @@ class RLRun:
 
     def _save_learner(self, learner: Learner, generation: int) -> Path:
         return learner.save(self.model_path(learner.name, generation))
-
-    def _write_model_config(self, learner: Learner) -> None:
-        """``models/config.json`` in the supervised format, which players read
-        to find a checkpoint's encoder."""
-        from harness.train.config import save_config as save_train_config
-
-        folder = self.path / "models"
-        folder.mkdir(parents=True, exist_ok=True)
-        save_train_config(train_config(self.config, self.config.model or "zoo", learner.model),
-                          folder / "config.json")
 
     # --- the loop -------------------------------------------------------------
     def run(self, *, resume: bool = False, generations: int | None = None) -> RunState:

@@ -37,6 +37,7 @@ def load_checkpoint(path: str | Path, *, compile: bool = True):
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ConfigError(f"{path}: cannot restore the training state ({first[:200]})") from None
     compiled.value_loss = model.value_loss
+    compiled.model_info = model.model_info
     return compiled
 
 
@@ -57,3 +58,7 @@ def check_compatible(model, board_size: int, planes: int, encoder: str, what: st
     if channels != planes:
         raise ConfigError(f"{what}: model takes {channels} input planes, "
                           f"encoder {encoder} gives {planes}")
+    info = getattr(model, "model_info", None)
+    if info is not None and info.encoder != encoder:  # same width, other planes
+        raise ConfigError(f"{what}: model was trained on encoder {info.encoder}, "
+                          f"not {encoder}")

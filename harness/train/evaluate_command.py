@@ -16,7 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", required=True, help="positions file made by harness ingest")
     parser.add_argument("--split", default="val", help="train, val or test (default val)")
     parser.add_argument("--encoder", default="",
-                        help="input encoder (default: the run's, else the dataset's)")
+                        help="input encoder (default: the model file's, else the run's, "
+                        "else the dataset's)")
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--max-samples", type=int, default=0, help="0: the whole split")
     parser.add_argument("--out", help="output stem for .json/.csv (default: next to the model)")
@@ -69,8 +70,10 @@ def evaluate_checkpoint_split(model_path: str | Path, data: str | Path, split: s
     if not meta.splits[split]:
         raise ConfigError(f"{data}: split {split!r} has no positions")
     run_config = run_config_for(model_path)
-    enc = check_encoder(encoder or (run_config.encoder if run_config else "") or meta.encoder)
     model = load_checkpoint(model_path, compile=False)
+    recorded = model.model_info.encoder if model.model_info else ""  # older files: none
+    enc = check_encoder(encoder or recorded or (run_config.encoder if run_config else "")
+                        or meta.encoder)
     check_compatible(model, meta.board_size, enc.planes, enc.name, str(model_path))
     value_loss = model_value_loss(model)
     weights = {"policy": 1.0, "value": 1.0}

@@ -132,24 +132,31 @@ def make_plan(config: TrainConfig, *, resume: bool):
     encoder = check_encoder(config.encoder)
     board_size = meta.board_size
 
+    def described(model):
+        """The model with the record every checkpoint of the run will carry."""
+        from harness.nets import model_info
+
+        model.model_info = model_info(model, encoder=encoder.name, rules=meta.rules)
+        return model
+
     def build_model():
         from harness.nets import build_model as zoo_build
 
         if config.init:
             from harness.train.checkpoints import load_checkpoint
 
-            return load_checkpoint(config.init, compile=False)
+            return described(load_checkpoint(config.init, compile=False))
         with dtype_policy(config.precision):
-            return zoo_build(config.model, board_size, encoder.planes,
-                             heads=_heads(config), value_loss=config.value_loss,
-                             seed=config.seed)
+            return described(zoo_build(config.model, board_size, encoder.planes,
+                                       heads=_heads(config), value_loss=config.value_loss,
+                                       seed=config.seed))
 
     def load_model(path: Path):
         from harness.train.checkpoints import check_compatible, load_checkpoint
 
         model = load_checkpoint(path)
         check_compatible(model, board_size, encoder.planes, encoder.name, str(path))
-        return model
+        return described(model)
 
     train = open_split(config.data, config.train_split, encoder.name, config.seed)
     if len(train) < config.batch_size:
