@@ -4,6 +4,12 @@ With ``--until-separated`` it plays further rounds until every neighbour pair
 of the ranking is separated (``--los``) or a cap is reached; with two players
 and ``--sprt elo0=0,elo1=35`` it plays a match until the SPRT decides
 (:mod:`harness.arena.adaptive`, :mod:`harness.arena.sprt`).
+
+``--playouts N`` is the budget of every player that searches (uct, mcts): it
+replaces a spec's own ``@N``, so ``uct:40`` plays, and is ranked, as
+``uct:N`` (a ``NAME=SPEC`` player keeps its name; ``summary.json`` maps each
+name to what it played). Results on disk from other players (another
+``--playouts``, say) are refused rather than rated together.
 """
 
 from __future__ import annotations

@@ -202,8 +202,8 @@ def write_table(
 
 
 def _markdown(frame: pd.DataFrame, index: bool) -> str:
-    """Markdown through the bench table printer (pandas would need ``tabulate``)."""
-    from harness.bench.table import format_table
+    """Markdown through the harness table printer (pandas would need ``tabulate``)."""
+    from harness.files import format_table
 
     data = frame.reset_index() if index else frame
     rows = [["" if pd.isna(v) else v for v in row] for row in data.itertuples(index=False)]

@@ -37,7 +37,6 @@ FORMS = 'random, uct:N, policy:PATH[@T], mcts:PATH[@N], gnugo:LEVEL, gtp:"COMMAN
 KINDS = ("random", "uct", "policy", "mcts", "gnugo", "gtp")
 SEARCH_KINDS = ("uct", "mcts")  # the players a playout budget applies to
 NETWORK_KINDS = ("policy", "mcts")
-ENGINE_KINDS = ("gnugo", "gtp")
 DEFAULT_PLAYOUTS = {"uct": 1000, "mcts": 200}
 DEFAULT_LEVEL = 10
 DEFAULT_ROOT = "puct"
@@ -49,7 +48,6 @@ _OPTIONS = {  # the options each kind takes besides seed (gtp takes none: commas
     "policy": ("encoder",),
     "mcts": ("randomize", "encoder", "root", "gumbel_k"),
     "gnugo": (),
-    "gtp": (),
 }
 
 
