@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
+from harness.arena.plots import plot_elo, plot_win_matrix
 from harness.arena.ratings import Outcome
 from harness.arena.tables import colour_table, games_matrix, ranking_table, win_matrix, write_table
-from harness.arena.plots import plot_elo, plot_win_matrix
 
 PLAYERS = ["gnugo", "net", "random"]
 # net beats random 2-0, gnugo beats net 1.5-0.5 (one draw), gnugo beats random as Black.
