@@ -16,8 +16,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Circle
 
-from harness.game.geometry import BLACK, COLUMNS, WHITE
 from harness.figures import save_figure
+from harness.game.geometry import BLACK, COLUMNS, WHITE
 
 
 def draw_board(
