@@ -8,10 +8,11 @@ import pytest
 
 pytest.importorskip("keras")
 
+from test_train_loop import plan_for, read_metrics
+
 from harness.train.config import ConfigError, TrainConfig
 from harness.train.run_dir import RunDir
 from harness.train.trainer import budget_used, train
-from test_train_loop import plan_for, read_metrics
 
 
 def test_sample_budget_spends_exactly_its_samples_in_equal_slices(tmp_path):
