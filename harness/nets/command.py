@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from harness.bench.table import format_table, save_table
+from harness.files import format_table, save_table
 
 HELP = "list the model zoo: parameters, FLOPs per position, heads, paper section"
 HEADER = ("name", "canonical", "family", "params", "MFLOPs/position", "heads", "value", "source")

@@ -103,7 +103,7 @@ def rl_report(
     """
     from harness.arena.ratings import bradley_terry
     from harness.arena.tournament import TournamentConfig, outcomes_of, run_tournament
-    from harness.bench.table import save_table
+    from harness.files import save_table
 
     run_dir = Path(run_dir)
     config = read_config(run_dir / "config.json")

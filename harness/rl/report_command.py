@@ -42,8 +42,8 @@ def parse_generations(text: str | None) -> list[int] | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.bench.table import format_table
     from harness.config_io import ConfigError
+    from harness.files import format_table
     from harness.rl.report import ELO_COLUMNS, rl_report
 
     try:

@@ -61,7 +61,7 @@ def compare_checkpoints(networks: Sequence[tuple[str, Path]], data, split: str =
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.bench.table import format_table, save_table
+    from harness.files import format_table, save_table
     from harness.train.compare import (
         ESTIMATE_HEADER,
         PAIR_HEADER,

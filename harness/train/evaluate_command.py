@@ -91,7 +91,7 @@ def evaluate_checkpoint_split(model_path: str | Path, data: str | Path, split: s
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.bench.table import format_table
+    from harness.files import format_table
     from harness.train.config import ConfigError
 
     try:
