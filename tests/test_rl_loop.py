@@ -8,8 +8,8 @@ import h5py
 import numpy as np
 import pytest
 
+from harness.files import read_json
 from harness.rl.config import config_from_mapping
-from harness.rl.files import read_json
 from harness.rl.run import LARGE, MAIN, RLRun
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.rl.files import atomic_json
+from harness.files import atomic_json
 from harness.rl.report import (
     generation_points,
     players_for,

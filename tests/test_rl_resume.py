@@ -13,8 +13,8 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from harness.files import read_json
 from harness.rl.buffer import ReplayBuffer
-from harness.rl.files import read_json
 from harness.sgf import parse_sgf_bytes
 
 GAMES = 8

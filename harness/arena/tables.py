@@ -6,7 +6,6 @@ Markdown and HTML, and the report embeds the same numbers it prints.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from harness.arena.ratings import Outcome, Ratings, bradley_terry, sequential_elo, win_rate
+from harness.files import atomic_write
 
 
 def ranking_table(
@@ -196,9 +196,7 @@ def write_table(
         + "".join(f"\n<p>{html.escape(note)}</p>" for note in notes),
     }
     for suffix, text in texts.items():
-        tmp = stem.with_suffix(suffix + ".tmp")
-        tmp.write_text(text)
-        os.replace(tmp, stem.with_suffix(suffix))
+        atomic_write(stem.with_suffix(suffix), text)
 
 
 def _markdown(frame: pd.DataFrame, index: bool) -> str:

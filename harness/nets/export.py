@@ -23,6 +23,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from harness.files import atomic_path
+
 CHUNK = 1 << 20
 
 
@@ -106,17 +108,10 @@ def export_onnx(model, path: str | os.PathLike) -> Path:
     import tensorflow as tf
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     shape = tuple(model.inputs[0].shape[1:])
     signature = [tf.TensorSpec((None, *shape), tf.float32, name="planes")]
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".onnx", dir=path.parent)
-    os.close(fd)
-    try:
-        model.export(tmp, format="onnx", verbose=False, input_signature=signature)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(path) as tmp:
+        model.export(str(tmp), format="onnx", verbose=False, input_signature=signature)
     return path
 
 

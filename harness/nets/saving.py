@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import keras
 
+from harness.files import atomic_path
 from harness.nets import layers as _registered  # noqa: F401  (registers the custom layers)
 from harness.nets.info import ModelFileError, ModelInfo, read_model_info, write_model_info
 from harness.nets.summary import heads_of, spec_of, value_loss_of
@@ -54,17 +54,10 @@ def save_model(model: keras.Model, path: str | os.PathLike,
     info = info if info is not None else getattr(model, "model_info", None)
     if info is not None:
         _check_info(model, info, path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=".keras", dir=path.parent)
-    os.close(fd)
-    try:
-        model.save(tmp)
+    with atomic_path(path) as tmp:  # keeps the .keras suffix Keras insists on
+        model.save(str(tmp))
         if info is not None:
             write_model_info(tmp, info)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return path
 
 

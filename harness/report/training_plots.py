@@ -24,6 +24,8 @@ import contextlib
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 
+from harness.files import atomic_path
+
 FORMATS = ("png", "svg")
 
 
@@ -74,9 +76,8 @@ def _save(fig, out_dir: Path, stem: str) -> list[Path]:
     written = []
     for fmt in FORMATS:
         final = out_dir / f"{stem}.{fmt}"
-        tmp = out_dir / f".{stem}.tmp.{fmt}"
-        fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight")
-        tmp.replace(final)
+        with atomic_path(final) as tmp:
+            fig.savefig(tmp, format=fmt, dpi=120, bbox_inches="tight")
         written.append(final)
     plt.close(fig)
     return written

@@ -22,16 +22,15 @@ there between generations, so each generation reads only its new chunk.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import h5py
 import numpy as np
 
+from harness.files import atomic_path, remove_temporaries
 from harness.rl.targets import GameRows
 
 COMPRESSION = {"compression": "gzip", "compression_opts": 4}
@@ -62,27 +61,17 @@ class GameMeta:
 def _write_h5(path: Path, positions: dict[str, np.ndarray], games: dict[str, np.ndarray],
               attrs: dict) -> None:
     """Write a chunk under a temporary name, fsync, rename: never half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        with h5py.File(tmp, "w") as f:
-            for key, value in attrs.items():
-                f.attrs[key] = value
-            group = f.create_group("positions")
-            for name in POSITION_COLUMNS:
-                data = positions[name]
-                extra = COMPRESSION if data.ndim == 2 and len(data) else {}
-                group.create_dataset(name, data=data, **extra)
-            group = f.create_group("games")
-            for name in GAME_COLUMNS:
-                group.create_dataset(name, data=games[name])
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with atomic_path(path) as tmp, h5py.File(tmp, "w") as f:
+        for key, value in attrs.items():
+            f.attrs[key] = value
+        group = f.create_group("positions")
+        for name in POSITION_COLUMNS:
+            data = positions[name]
+            extra = COMPRESSION if data.ndim == 2 and len(data) else {}
+            group.create_dataset(name, data=data, **extra)
+        group = f.create_group("games")
+        for name in GAME_COLUMNS:
+            group.create_dataset(name, data=games[name])
 
 
 def _game_columns(rows: GameRows, meta: GameMeta, first: int) -> dict[str, np.ndarray]:
@@ -154,8 +143,7 @@ class ReplayBuffer:
         folder = self.parts_dir(generation)
         if not folder.is_dir():
             return []
-        for stray in folder.glob(".*.tmp"):
-            stray.unlink()
+        remove_temporaries(folder)
         parts = sorted(p for p in folder.iterdir() if _PART.fullmatch(p.name))
         for number, part in enumerate(parts):
             if int(_PART.fullmatch(part.name).group(1)) != number:

@@ -252,9 +252,9 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
 
 
 def save_config(config: RLConfig, path: Path) -> None:
-    from harness.rl.files import atomic_text
+    from harness.files import atomic_json
 
-    atomic_text(path, json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n")
+    atomic_json(path, config.to_dict(), sort_keys=True)
 
 
 def read_config(path: Path) -> RLConfig:

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.files import read_json
 from harness.rl.config import read_config
-from harness.rl.files import read_json
 
 ANCHOR = "gen0"
 ELO_COLUMNS = ("player", "generation", "checkpoint", "games", "wall_time_h", "elo", "elo_low",
@@ -142,6 +142,8 @@ def plot_elo_progress(points: list[Point], elo: dict[str, tuple[float, float, fl
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from harness.figures import save_figure
+
     y = np.array([elo[p.player][0] for p in points])
     err = np.array([[elo[p.player][0] - elo[p.player][1] for p in points],
                     [elo[p.player][2] - elo[p.player][0] for p in points]])
@@ -160,10 +162,4 @@ def plot_elo_progress(points: list[Point], elo: dict[str, tuple[float, float, fl
     axes[0].set_ylabel(f"Elo (Bradley-Terry, {ANCHOR} = 0, 95% interval)")
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.stem}.tmp.png")
-    fig.savefig(tmp, dpi=120)
-    plt.close(fig)
-    tmp.replace(path)
-    return path
+    return save_figure(fig, path, dpi=120)

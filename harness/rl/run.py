@@ -32,10 +32,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from harness.config_io import ConfigError
+from harness.files import atomic_json, atomic_write, read_json
 from harness.rl.buffer import ReplayBuffer
 from harness.rl.config import RLConfig, read_config, save_config
 from harness.rl.curriculum import small_net_stalled
-from harness.rl.files import atomic_json, atomic_text, read_json
 from harness.rl.gating import gate_sprt, passes, play_match
 from harness.rl.learner import Learner
 from harness.rl.selfplay import generation_stats, play_generation
@@ -112,7 +112,7 @@ class RLRun:
         return RunState.from_json(values)
 
     def write_state(self, state: RunState) -> None:
-        atomic_json(self.state_path, asdict(state))
+        atomic_json(self.state_path, asdict(state), sort_keys=True)
 
     def exists(self) -> bool:
         return self.state_path.exists()
@@ -314,7 +314,7 @@ class RLRun:
                      f"{state.nets[LARGE].model} plays from now on")
         state.wall_time_s += time.perf_counter() - t0
         row = self._stats_row(state, g, gate, promoted)
-        atomic_json(self.path / "stats" / f"gen-{g:04d}.json", row)
+        atomic_json(self.path / "stats" / f"gen-{g:04d}.json", row, sort_keys=True)
         self._write_stats_csv(g)
         state.generation = g + 1
         state.phase = "selfplay"
@@ -362,7 +362,7 @@ class RLRun:
         writer.writeheader()
         for row in rows:
             writer.writerow({k: _fmt(row.get(k, "")) for k in STATS_COLUMNS})
-        atomic_text(self.path / "stats.csv", buf.getvalue())
+        atomic_write(self.path / "stats.csv", buf.getvalue())
 
 
 def _fmt(value):

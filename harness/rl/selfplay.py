@@ -15,10 +15,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.files import atomic_json, read_json
 from harness.game.geometry import BLACK, WHITE
 from harness.rl.buffer import GameMeta, ReplayBuffer
 from harness.rl.config import RLConfig
-from harness.rl.files import atomic_json, read_json
 from harness.rl.targets import game_rows
 from harness.search.selfplay import GameRecord
 from harness.train.sources import derive_seed
@@ -128,7 +128,7 @@ def play_generation(
         buffer.add_game(generation, number, game_rows(record), meta)
         progress.update(seconds=base_seconds + time.perf_counter() - t0,
                         evaluations=base_evals + evaluations, games=number + 1)
-        atomic_json(progress_path(run_dir, generation), progress)
+        atomic_json(progress_path(run_dir, generation), progress, sort_keys=True)
 
     if config.backend == "ray":
         from harness.rl.remote import SelfPlayActors

@@ -4,8 +4,7 @@ Passes are written as empty values (``B[]``), the FF[4] form every viewer
 reads; text is escaped (``\\`` and ``]``). The rules of a ``Game`` are named
 in KataGo's rules syntax, which says exactly what the harness plays (area
 scoring, no suicide, the ko rule) where a national name would not.
-Files are written atomically: a temporary name in the same folder, then
-``os.replace``.
+Files are written atomically, through :func:`harness.files.atomic_write`.
 """
 
 from __future__ import annotations

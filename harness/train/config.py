@@ -244,9 +244,9 @@ def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None
 
 
 def save_config(config: TrainConfig, path: Path) -> None:
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(config.to_dict(), indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    from harness.files import atomic_json
+
+    atomic_json(path, config.to_dict(), sort_keys=True)
 
 
 def read_config(path: Path) -> TrainConfig:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 
@@ -114,15 +112,11 @@ def save_result(result: dict, stem: Path) -> None:
     import csv
     import io
 
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    json_path, csv_path = Path(f"{stem}.json"), Path(f"{stem}.csv")
-    tmp = json_path.with_name(f".{json_path.name}.tmp")
-    tmp.write_text(json.dumps(result, indent=2) + "\n")
-    os.replace(tmp, json_path)
+    from harness.files import atomic_json, atomic_write
+
+    atomic_json(f"{stem}.json", result)
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(result))
     writer.writeheader()
     writer.writerow(result)
-    tmp = csv_path.with_name(f".{csv_path.name}.tmp")
-    tmp.write_text(buf.getvalue())
-    os.replace(tmp, csv_path)
+    atomic_write(f"{stem}.csv", buf.getvalue())

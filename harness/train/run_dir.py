@@ -12,12 +12,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import shutil
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.files import atomic_path, atomic_write
 from harness.train.config import ConfigError, TrainConfig, read_config, save_config
 
 METRICS_COLUMNS = (
@@ -83,7 +83,7 @@ class RunDir:
             raise ConfigError(f"{self.state_path}: corrupt run state ({e})") from None
 
     def write_state(self, state: RunState) -> None:
-        _atomic_text(self.state_path, json.dumps(asdict(state), indent=2) + "\n")
+        atomic_write(self.state_path, json.dumps(asdict(state), indent=2) + "\n")
 
     def save_model(self, model, path: Path) -> None:
         from harness.nets import save_model  # atomic: temporary name, then rename
@@ -91,9 +91,8 @@ class RunDir:
         save_model(model, path)
 
     def copy_to_best(self, checkpoint: Path) -> None:
-        tmp = self.path / ".best.tmp.keras"
-        shutil.copyfile(checkpoint, tmp)
-        os.replace(tmp, self.best_path)
+        with atomic_path(self.best_path) as tmp:
+            shutil.copyfile(checkpoint, tmp)
 
     def read_metrics(self, upto_epoch: int | None = None) -> list[dict[str, str]]:
         if not self.metrics_path.exists():
@@ -110,7 +109,7 @@ class RunDir:
         writer.writeheader()
         for row in rows:
             writer.writerow({k: _fmt(row.get(k, "")) for k in METRICS_COLUMNS})
-        _atomic_text(self.metrics_path, buf.getvalue())
+        atomic_write(self.metrics_path, buf.getvalue())
 
 
 def _fmt(value: Any) -> Any:
@@ -118,8 +117,3 @@ def _fmt(value: Any) -> Any:
         return f"{value:.6g}"
     return value
 
-
-def _atomic_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
