@@ -13,7 +13,10 @@ twice for the same number of samples:
   then ``model.fit`` with the standard Keras losses, evaluated with numpy.
 
 Both are validated on the same positions; the table prints the two
-learning curves side by side.
+learning curves side by side, and each loop's training speed (samples/s
+over its training steps only, the first step of a slice, which may trace
+the graph, excluded), so the trainer's overhead is measured on the same
+model, batch and precision.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import itertools
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,7 +35,7 @@ import numpy as np
 from harness.files import show_table
 
 HELP = "the harness trainer's learning curve against a minimal Keras fit loop, same model"
-HEADER = ("samples", "loop", "val top-1 %", "val value MSE", "train loss")
+HEADER = ("samples", "loop", "val top-1 %", "val value MSE", "train loss", "train samples/s")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,7 +87,7 @@ def harness_curve(args: argparse.Namespace, runs_dir: Path) -> list[tuple]:
     with open(runs_dir / "bench" / "metrics.csv", newline="") as f:
         return [
             (int(float(r["samples_seen"])), "harness train", 100 * float(r["val_policy_top1"]),
-             float(r["val_value_mse"]), float(r["train_loss"]))
+             float(r["val_value_mse"]), float(r["train_loss"]), float(r["samples_per_s"]))
             for r in csv.DictReader(f)
         ]
 
@@ -131,12 +135,14 @@ def reference_curve(args: argparse.Namespace, points: list[int]) -> list[tuple]:
     target = (value + 1) / 2 if bce else value
     rows, start = [], 0
     for end in points:
+        clock = _step_clock()
         history = model.fit(
             x[start:end], {"policy": policy[start:end], "value": target[start:end]},
             sample_weight={"policy": np.ones(end - start, np.float32),
                            "value": known[start:end].astype(np.float32)},
-            batch_size=args.batch_size, epochs=1, shuffle=False, verbose=0,
+            batch_size=args.batch_size, epochs=1, shuffle=False, verbose=0, callbacks=[clock],
         )
+        speed = (end - start - args.batch_size) / clock.seconds if clock.seconds else float("nan")
         start = end
         out = model.predict(vx, batch_size=256, verbose=0)
         logits, predicted = out["policy"], np.asarray(out["value"], np.float64).reshape(-1)
@@ -145,5 +151,20 @@ def reference_curve(args: argparse.Namespace, points: list[int]) -> list[tuple]:
         top1 = np.mean(np.argmax(logits, axis=1) == np.argmax(vpolicy, axis=1))
         mse = np.sum(vknown * (predicted - vvalue) ** 2) / max(1.0, vknown.sum())
         rows.append((end, "minimal fit", 100 * float(top1), float(mse),
-                     float(history.history["loss"][-1])))
+                     float(history.history["loss"][-1]), speed))
     return rows
+
+
+def _step_clock():
+    import keras
+
+    class StepClock(keras.callbacks.Callback):
+        """Seconds from the end of a fit's first batch to the end of its last."""
+
+        def on_train_batch_end(self, batch, logs=None):
+            now = time.perf_counter()
+            if batch == 0:
+                self.start = now
+            self.seconds = now - self.start
+
+    return StepClock()
