@@ -32,6 +32,7 @@ from harness.arena.referee import PlayedGame
 from harness.arena.tournament import GameRow, TournamentConfig
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
+from harness.game.settings import GameSettings
 from harness.players.base import Player
 
 __all__ = [
@@ -52,9 +53,9 @@ def play_game(
     black: Player | str,
     white: Player | str,
     *,
-    size: int = 9,
-    komi: float = 7.0,
-    rules: str = "superko",
+    size: int = GameSettings.board_size,
+    komi: float = GameSettings.komi,
+    rules: str = GameSettings.rules,
     seed: int | None = None,
     sgf_path: str | os.PathLike | None = None,
     max_moves: int | None = None,
@@ -92,23 +93,18 @@ class TournamentResult:
 def tournament(
     players: Sequence[str],
     *,
-    out: str | os.PathLike = "results/tournament",
-    board_size: int = 9,
-    komi: float = 7.0,
-    games_per_pair: int = 2,
+    out: str | os.PathLike = TournamentConfig.out,
     progress: bool = False,
     **options,
 ) -> TournamentResult:
     """A round robin between player specs (``name=spec`` names them), with
     SGFs, tables and ``results.jsonl`` under ``out``; resumes like the
     command. ``options`` are further :class:`TournamentConfig` fields
-    (``parallel``, ``playouts``, ``move_time``, ``anchor``, ...)."""
+    (``board_size``, ``komi``, ``games_per_pair``, ``parallel``, ``playouts``,
+    ``anchor``, ...), with its defaults."""
     from harness.arena.tournament import outcomes_of, run_tournament, write_tournament_tables
 
-    config = TournamentConfig(
-        players=list(players), out=str(out), board_size=board_size, komi=komi,
-        games_per_pair=games_per_pair, **options,
-    )
+    config = TournamentConfig(players=list(players), out=str(out), **options)
     rows = run_tournament(config, progress=progress)
     write_tournament_tables(config, rows)
     names = [name for name, _ in config.named_players()]

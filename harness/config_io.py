@@ -1,17 +1,23 @@
-"""Dataclass configs from TOML tables and command-line flags.
+"""Dataclass configs from TOML tables, command-line flags and saved JSON.
 
-Every stage keeps its settings in a dataclass; this module is the one place
-that turns user text into one, so a typo anywhere stops with the same kind of
-one-line message before any work starts.
+Every stage keeps its settings in a frozen dataclass; this module is the one
+place that turns user text into one, so a typo anywhere stops with the same
+kind of one-line message before any work starts. A field says once what it
+is (:func:`setting`: default and help); the TOML keys, the ``--flags`` and
+their help are all derived from it, so they cannot drift apart. A field whose
+type is itself a dataclass is a TOML table (``[mcts]``), read the same way.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import dataclasses
+import json
 import tomllib
 import types
 import typing
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,6 +26,27 @@ T = TypeVar("T")
 
 class ConfigError(ValueError):
     """A bad config; the message is the one line shown to the user."""
+
+
+def setting(default: Any = dataclasses.MISSING, help: str = "", *, flag: str | None = None,
+            aliases: tuple[str, ...] = (), metavar: str | None = None,
+            choices: Iterable[str] | None = None, cli: bool = True) -> Any:
+    """A dataclass field with its help text: the one place a setting is described.
+
+    ``flag`` replaces the derived ``--kebab-name`` (``--hours`` for
+    ``max_hours``), ``aliases`` adds short forms (``-o``), ``cli=False`` keeps
+    a setting out of the command line (a positional argument, a table). A list
+    or dict default is copied for each instance.
+    """
+    metadata = {"help": help, "flag": flag, "aliases": tuple(aliases), "metavar": metavar,
+                "choices": tuple(choices) if choices is not None else None, "cli": cli}
+    if isinstance(default, list | dict | set):
+        return dataclasses.field(default_factory=lambda: copy.deepcopy(default),
+                                 metadata=metadata)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+# --- TOML and JSON ----------------------------------------------------------------------------
 
 
 def read_toml(path: str | Path) -> dict[str, Any]:
@@ -37,32 +64,81 @@ def read_toml(path: str | Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read the config ({e.strerror or e})") from None
 
 
-def add_flags(parser: argparse.ArgumentParser, flags: dict[str, tuple[str, type]]) -> None:
-    """One ``--flag`` per config field; unset flags stay None so the config file wins."""
-    for key, (flag, kind) in flags.items():
-        names = ["-o", "--out"] if flag == "-o" else [flag]
-        parser.add_argument(*names, dest=key, type=kind, default=None)
+def read_table(path: str | Path, table: str | None = None) -> dict[str, Any]:
+    """A TOML file's values; with ``table``, the keys of ``[table]`` over the
+    file's top-level ones, so one file may serve several commands."""
+    values = read_toml(path)
+    section = values.get(table) if table else None
+    if not isinstance(section, dict):
+        return values
+    top = {k: v for k, v in values.items() if not isinstance(v, dict)}
+    return {**top, **section}
 
 
-def given_flags(args: argparse.Namespace, flags: dict[str, tuple[str, type]]) -> dict[str, Any]:
-    """The config fields the user set on the command line."""
-    return {key: getattr(args, key) for key in flags if getattr(args, key) is not None}
+def load_config(cls: type[T], path: str | Path | None,
+                overrides: dict[str, Any] | None = None, table: str | None = None) -> T:
+    """A TOML file (its ``[table]`` if given), then the flags that were set."""
+    values = read_table(path, table) if path is not None else {}
+    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    return from_mapping(cls, values, str(path) if path is not None else "flags")
+
+
+def save_config(config: Any, path: str | Path) -> None:
+    """The config a run directory keeps, as JSON that :func:`read_saved_config` reads back."""
+    from harness.files import atomic_json
+
+    atomic_json(path, dataclasses.asdict(config), sort_keys=True)
+
+
+def read_saved_config(cls: type[T], path: str | Path) -> T:
+    path = Path(path)
+    try:
+        values = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no saved config (is this a run directory?)") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: corrupt config ({e})") from None
+    return from_mapping(cls, values, str(path))
+
+
+# --- values to a dataclass --------------------------------------------------------------------
 
 
 def from_mapping(cls: type[T], values: dict[str, Any], source: str) -> T:
-    """Build ``cls`` from ``values``: unknown keys and wrong types are one-line errors."""
+    """Build ``cls`` from ``values``: unknown keys and wrong types are one-line
+    errors naming ``source`` (and the table, ``source [mcts]``, for a section)."""
+    check_keys(cls, values, source)
     hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for key, value in values.items():
+        hint = hints[key]
+        if _is_section(hint):
+            if not isinstance(value, dict | hint):
+                raise ConfigError(f"{source}: [{key}] must be a table")
+            kwargs[key] = value if isinstance(value, hint) else \
+                from_mapping(hint, value, f"{source} [{key}]")
+        else:
+            kwargs[key] = _coerce(hint, value, f"{source}: {key}")
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as e:
+        raise ConfigError(f"{source}: {e}") from None
+
+
+def check_keys(cls: type, values: dict[str, Any], source: str) -> None:
+    """Refuse a key ``cls`` has no setting for (a typo), naming the ones it has."""
+    if not isinstance(values, dict):
+        raise ConfigError(f"{source}: must be a table, got {values!r}")
     names = {f.name for f in dataclasses.fields(cls) if f.init}
     unknown = sorted(set(values) - names)
     if unknown:
         raise ConfigError(
             f"{source}: unknown key {unknown[0]!r} (known: {', '.join(sorted(names))})"
         )
-    kwargs = {key: _coerce(hints[key], value, f"{source}: {key}") for key, value in values.items()}
-    try:
-        return cls(**kwargs)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(f"{source}: {e}") from None
+
+
+def _is_section(hint: Any) -> bool:
+    return isinstance(hint, type) and dataclasses.is_dataclass(hint)
 
 
 def _coerce(hint: Any, value: Any, where: str) -> Any:
@@ -101,3 +177,105 @@ def _coerce(hint: Any, value: Any, where: str) -> Any:
     ):
         raise ConfigError(f"{where} must be {hint.__name__}, got {value!r}")
     return value
+
+
+def values_of(config: Any, cls: type) -> dict[str, Any]:
+    """The settings ``config`` has as a ``cls`` (a base it shares with another
+    config, such as the game settings), to hand on as keyword arguments."""
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(cls) if f.init}
+
+
+# --- command-line flags -----------------------------------------------------------------------
+
+
+def add_config_flags(parser: argparse.ArgumentParser, cls: type,
+                     only: Iterable[str] | None = None) -> None:
+    """One ``--flag`` per setting of ``cls`` (or of those named in ``only``).
+
+    Unset flags stay None, so the config file wins (:func:`given_values`).
+    Booleans get ``--x/--no-x``, lists a comma-separated value, tables a
+    repeatable ``KEY=VALUE``; the help ends with the default.
+    """
+    for f, hint in _flag_fields(cls, only):
+        meta = f.metadata
+        names = [meta.get("flag") or "--" + f.name.replace("_", "-"), *meta.get("aliases", ())]
+        kwargs: dict[str, Any] = {"dest": f.name, "default": None, "help": _help(f)}
+        origin, args = typing.get_origin(hint), typing.get_args(hint)
+        if hint is bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif origin in (list, tuple):
+            kwargs.update(type=_comma_list(args[0] if args else str), metavar="A,B,...")
+        elif origin is dict:
+            kwargs.update(action="append", type=_key_value(args[1] if args else str),
+                          metavar="KEY=VALUE")
+        elif hint in (int, float, str):
+            kwargs["type"] = hint
+        else:
+            raise TypeError(f"{cls.__name__}.{f.name}: no flag for a {hint}")
+        for key in ("metavar", "choices"):
+            if meta.get(key) is not None:
+                kwargs[key] = meta[key]
+        parser.add_argument(*names, **kwargs)
+
+
+def given_values(args: argparse.Namespace, cls: type,
+                 only: Iterable[str] | None = None) -> dict[str, Any]:
+    """The settings of ``cls`` the user set on the command line (flags from
+    :func:`add_config_flags`), as config keys."""
+    values = {}
+    for f, hint in _flag_fields(cls, only):
+        value = getattr(args, f.name, None)
+        if value is not None:
+            values[f.name] = dict(value) if typing.get_origin(hint) is dict else value
+    return values
+
+
+def _flag_fields(cls: type, only: Iterable[str] | None) -> Iterator[tuple[dataclasses.Field, Any]]:
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)
+              if f.init and f.metadata.get("cli", True) and not _is_section(hints[f.name])}
+    wanted = list(fields) if only is None else list(only)
+    for name in wanted:
+        if name not in fields:
+            raise TypeError(f"{cls.__name__} has no command-line setting {name!r}")
+        yield fields[name], _without_none(hints[name])
+
+
+def _without_none(hint: Any) -> Any:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        options = [a for a in typing.get_args(hint) if a is not type(None)]
+        if len(options) == 1:
+            return options[0]
+    return hint
+
+
+def _help(f: dataclasses.Field) -> str:
+    text = f.metadata.get("help", "")
+    default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+    if default not in (None, "", (), [], {}, dataclasses.MISSING):
+        shown = ",".join(map(str, default)) if isinstance(default, list | tuple) else default
+        text = f"{text} (default: {shown})" if text else f"default: {shown}"
+    return text.replace("%", "%%")  # argparse formats help with %
+
+
+def _comma_list(kind: type):
+    def parse(text: str) -> list:
+        try:
+            return [kind(part.strip()) for part in text.split(",") if part.strip()]
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {kind.__name__} values separated by commas, got {text!r}") from None
+    return parse
+
+
+def _key_value(kind: type):
+    def parse(text: str) -> tuple[str, Any]:
+        key, sep, value = text.partition("=")
+        try:
+            if not sep or not key.strip():
+                raise ValueError
+            return key.strip(), kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected KEY={kind.__name__.upper()}, got {text!r}") from None
+    return parse

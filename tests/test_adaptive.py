@@ -226,15 +226,15 @@ def test_gating_by_sprt_stops_when_the_test_decides():
 
 
 def test_gating_sprt_options_in_an_rl_config():
-    from harness.config_io import ConfigError
-    from harness.rl.config import config_from_mapping
+    from harness.config_io import ConfigError, from_mapping
+    from harness.rl.config import RLConfig
 
-    rl = config_from_mapping({"run": "x", "gating": {"enabled": True, "sprt": True, "elo1": 50,
+    rl = from_mapping(RLConfig, {"run": "x", "gating": {"enabled": True, "sprt": True, "elo1": 50,
                                                      "games": 400}}, "t.toml")
     assert (rl.gating.sprt, rl.gating.elo0, rl.gating.elo1, rl.gating.alpha) == (
         True, 0.0, 50.0, 0.05)
     with pytest.raises(ConfigError, match="elo1 > elo0"):
-        config_from_mapping({"run": "x", "gating": {"sprt": True, "elo0": 10, "elo1": 5}}, "t")
+        from_mapping(RLConfig, {"run": "x", "gating": {"sprt": True, "elo0": 10, "elo1": 5}}, "t")
 
 
 def simulated_adaptive_tournament(rng, elo, c):

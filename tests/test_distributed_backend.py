@@ -14,7 +14,7 @@ from harness.arena.tournament import TournamentConfig
 from harness.cli import build_parser, main
 from harness.config_io import ConfigError, from_mapping
 from harness.distributed import RAY_MISSING
-from harness.rl.config import config_from_mapping
+from harness.rl.config import RLConfig
 from harness.rl.selfplay import Unit, selfplay_units
 from harness.train.sources import derive_seed
 
@@ -44,13 +44,13 @@ def test_every_parallel_stage_takes_backend_and_ray_address_flags():
 def test_configs_take_the_backend_keys_and_refuse_unknown_backends():
     assert TournamentConfig(players=["random", "uct:5"], backend="ray").backend == "ray"
     assert DatagenConfig(backend="ray", ray_address="auto").ray_address == "auto"
-    rl = config_from_mapping({"run": "r", "backend": "ray", "ray_address": "auto",
+    rl = from_mapping(RLConfig, {"run": "r", "backend": "ray", "ray_address": "auto",
                               "selfplay": {"workers": 3, "unit_games": 4}}, "test")
     assert (rl.backend, rl.ray_address, rl.selfplay.workers) == ("ray", "auto", 3)
     with pytest.raises(ConfigError, match="backend must be one of"):
         from_mapping(TournamentConfig, {"players": ["random", "uct:5"], "backend": "dask"}, "t")
     with pytest.raises(ConfigError, match="backend must be one of"):
-        config_from_mapping({"run": "r", "backend": "spark"}, "test")
+        from_mapping(RLConfig, {"run": "r", "backend": "spark"}, "test")
 
 
 def test_the_suite_config_passes_its_backend_to_its_stages(tmp_path):
@@ -88,7 +88,7 @@ def test_without_ray_the_ray_backend_stops_with_one_line(no_ray, tmp_path, capsy
 
 
 def rl(backend: str = "local", **selfplay):
-    return config_from_mapping({"run": "r", "seed": 7, "backend": backend,
+    return from_mapping(RLConfig, {"run": "r", "seed": 7, "backend": backend,
                                 "selfplay": {"games": 10, "parallel": 4, **selfplay}}, "test")
 
 

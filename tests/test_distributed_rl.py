@@ -9,8 +9,9 @@ import h5py
 import numpy as np
 import pytest
 
+from harness.config_io import from_mapping
 from harness.files import read_json
-from harness.rl.config import config_from_mapping
+from harness.rl.config import RLConfig
 from harness.rl.run import RLRun
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
@@ -19,7 +20,7 @@ GAMES = 6
 
 
 def run(runs_dir: Path, backend: str) -> Path:
-    config = config_from_mapping({
+    config = from_mapping(RLConfig, {
         "run": backend, "runs_dir": str(runs_dir), "backend": backend,
         "board_size": 5, "komi": 2.0, "encoder": "agz17", "model": "a0.tiny",
         "generations": 1, "seed": 3,
@@ -82,7 +83,7 @@ def test_a_generation_cut_short_locally_is_finished_on_ray_as_locally(tmp_path):
     from harness.rl.selfplay import play_generation
     from harness.search import NetworkEvaluator
 
-    full = config_from_mapping({
+    full = from_mapping(RLConfig, {
         "run": "r", "board_size": 5, "komi": 2.0, "model": "a0.tiny", "seed": 5,
         "mcts": {"playouts": 4, "add_noise": True, "temperature_moves": 4},
         "evaluator": {"batch_size": 4},

@@ -181,10 +181,11 @@ def test_a_supervised_run_records_its_encoder_and_rules_in_every_checkpoint(two_
 
 
 def test_an_rl_run_records_its_encoder_in_its_checkpoints_and_writes_no_fake_config(tmp_path):
-    from harness.rl.config import config_from_mapping
+    from harness.config_io import from_mapping
+    from harness.rl.config import RLConfig
     from harness.rl.run import RLRun
 
-    config = config_from_mapping({
+    config = from_mapping(RLConfig, {
         "run": "nogo", "runs_dir": str(tmp_path), "board_size": 5, "rules": "nogo",
         "komi": 0.0, "encoder": "nogo", "model": "garb.tiny", "seed": 1}, "test")
     RLRun(config, log=lambda line: None).create()

@@ -8,13 +8,14 @@ import h5py
 import numpy as np
 import pytest
 
+from harness.config_io import from_mapping
 from harness.files import read_json
-from harness.rl.config import config_from_mapping
+from harness.rl.config import RLConfig
 from harness.rl.run import LARGE, MAIN, RLRun
 
 
 def test_nogo_run_gates_switches_networks_and_trains_every_head(tmp_path):
-    config = config_from_mapping({
+    config = from_mapping(RLConfig, {
         "run": "nogo", "runs_dir": str(tmp_path), "board_size": 5, "rules": "nogo",
         "komi": 0.0, "encoder": "nogo", "model": "garb.tiny", "generations": 2, "seed": 1,
         "mcts": {"playouts": 4, "add_noise": True, "temperature_moves": 4},
@@ -83,12 +84,12 @@ def test_a_spent_time_budget_ends_the_run_on_a_finished_generation(tmp_path):
         "train": {"steps": 1, "batch_size": 4}, "window": {"initial": 2},
     }
     lines: list[str] = []
-    state = RLRun(config_from_mapping(values, "test"), log=lines.append).run()
+    state = RLRun(from_mapping(RLConfig, values, "test"), log=lines.append).run()
     # Generation 1 starts with an unspent clock and finishes; then the budget stops the run.
     assert state.generation == 2 and state.phase == "selfplay"
     assert read_json(tmp_path / "budget" / "stats" / "gen-0001.json") is not None
     assert any("time budget" in line for line in lines)
     # Lifting the budget on resume finishes the run.
     values["max_hours"] = 0.0
-    state = RLRun(config_from_mapping(values, "test"), log=lines.append).run(resume=True)
+    state = RLRun(from_mapping(RLConfig, values, "test"), log=lines.append).run(resume=True)
     assert state.generation == 4

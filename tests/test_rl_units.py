@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.config_io import ConfigError
+from harness.config_io import ConfigError, from_mapping
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
 from harness.rl.buffer import GameMeta, ReplayBuffer
-from harness.rl.config import CurriculumConfig, WindowConfig, config_from_mapping
+from harness.rl.config import CurriculumConfig, RLConfig, WindowConfig
 from harness.rl.curriculum import small_net_stalled
 from harness.rl.gating import promote
 from harness.rl.targets import game_rows, mixed_value, policy_target
@@ -187,10 +187,10 @@ def test_buffer_merge_is_idempotent_after_a_kill(tmp_path):
 
 def test_config_rejects_unknown_keys_with_one_line():
     with pytest.raises(ConfigError, match="playout"):
-        config_from_mapping({"run": "x", "mcts": {"playout": 5}}, "t.toml")
+        from_mapping(RLConfig, {"run": "x", "mcts": {"playout": 5}}, "t.toml")
     with pytest.raises(ConfigError, match="value_mix"):
-        config_from_mapping({"run": "x", "train": {"value_mix": 2.0}}, "t.toml")
-    config = config_from_mapping({"run": "x", "mcts": {"playouts": 5, "fast_playouts": 2},
+        from_mapping(RLConfig, {"run": "x", "train": {"value_mix": 2.0}}, "t.toml")
+    config = from_mapping(RLConfig, {"run": "x", "mcts": {"playouts": 5, "fast_playouts": 2},
                                   "window": {"unit": "positions"}}, "t.toml")
     assert config.mcts.playouts == 5 and config.window.unit == "positions"
 
@@ -233,16 +233,16 @@ def test_sampler_moves_policy_and_ownership_with_the_stones():
 def test_shipped_configs_load(name):
     from pathlib import Path
 
-    from harness.rl.config import load_config
+    from harness.config_io import load_config
 
     path = Path(__file__).resolve().parents[1] / "configs" / f"{name}.toml"
-    config = load_config(path)
+    config = load_config(RLConfig, path)
     assert config.run == name and config.generations >= 4
 
 
 def test_curriculum_on_gating_needs_gating():
     with pytest.raises(ConfigError, match="gating"):
-        config_from_mapping({"run": "x", "curriculum": {"enabled": True, "model": "a0.tiny",
+        from_mapping(RLConfig, {"run": "x", "curriculum": {"enabled": True, "model": "a0.tiny",
                                                         "criterion": "gating"}}, "t.toml")
 
 

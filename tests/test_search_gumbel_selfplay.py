@@ -8,10 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from harness.config_io import load_config
 from harness.game.position import Game
 from harness.players.base import PlayerSpecError
 from harness.players.spec import make_player
-from harness.rl.config import load_config
+from harness.rl.config import RLConfig
 from harness.rl.targets import game_rows
 from harness.search import BatchedSearch, EvaluatorConfig, MCTSConfig, NetworkEvaluator
 from harness.search.selfplay import play_games
@@ -80,8 +81,8 @@ def test_bad_gumbel_options_are_one_line_spec_errors(tiny_model, option, message
 
 
 def test_the_gumbel_recipe_is_the_puct_recipe_with_the_gumbel_root():
-    gumbel = load_config(CONFIGS / "rl-9x9-gumbel.toml")
-    puct = load_config(CONFIGS / "rl-9x9.toml")
+    gumbel = load_config(RLConfig, CONFIGS / "rl-9x9-gumbel.toml")
+    puct = load_config(RLConfig, CONFIGS / "rl-9x9.toml")
     assert gumbel.mcts.root == "gumbel" and gumbel.mcts.gumbel_k == 16
     assert gumbel.model == puct.model and gumbel.train == puct.train
     assert gumbel.selfplay == puct.selfplay and gumbel.evaluator == puct.evaluator

@@ -2,6 +2,7 @@
 
 import json
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -157,3 +158,13 @@ def test_datagen_names_its_games_by_the_budget_played(tmp_path):
     tasks = datagen_tasks(config)
     assert {(t.black, t.white) for t in tasks} == {("uct:9#black", "uct:9#white")}
     assert {t.black_spec.playouts for t in tasks} == {9}
+
+
+def test_a_named_entry_written_from_a_spec_reads_back_as_that_spec():
+    from harness.arena.tournament import parse_entry, player_entry
+    from harness.players.spec import PlayerSpec
+
+    spec = PlayerSpec("mcts", model=Path("runs/r/best.keras"), playouts=16, randomize=True)
+    assert player_entry("gen3", spec) == "gen3=mcts:runs/r/best.keras@16,randomize=1"
+    assert parse_entry(player_entry("gen3", spec)) == ("gen3", spec)
+    assert parse_entry("uct:10")[0] == ""  # unnamed: the tournament names it by its label

@@ -35,7 +35,7 @@ def test_unknown_key(tmp_path, capsys):
     config = tmp_path / "run.toml"
     config.write_text('[train]\nmodel = "a0.tiny"\ndata = "x.h5"\nepoch_sample = 5\n')
     assert_stops(["--config", str(config)], capsys, tmp_path / "models",
-                 f"{config}: unknown config key 'epoch_sample'")
+                 f"{config}: unknown key 'epoch_sample'")
 
 
 def test_unknown_model_name(two_games, tmp_path, capsys):  # noqa: F811

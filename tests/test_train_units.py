@@ -8,8 +8,9 @@ import math
 import numpy as np
 import pytest
 
+from harness.config_io import load_config, read_saved_config, save_config
 from harness.game.geometry import BLACK, WHITE
-from harness.train.config import ConfigError, TrainConfig, load_config
+from harness.train.config import ConfigError, TrainConfig
 from harness.train.metrics import MetricAccumulator
 from harness.train.schedules import ScheduleSpec, learning_rate
 from harness.train.sources import ArraySource, derive_seed, epoch_batches
@@ -165,16 +166,16 @@ def test_config_reads_toml_with_flag_overrides(tmp_path):
     path = tmp_path / "run.toml"
     path.write_text('[train]\nmodel = "a0.tiny"\ndata = "x.h5"\nepochs = 3\n'
                     'lr_schedule = "cyclical"\n[train.loss_weights]\nvalue = 0.25\n')
-    config = load_config(path, {"epochs": 5, "batch_size": None})
+    config = load_config(TrainConfig, path, {"epochs": 5, "batch_size": None}, table="train")
     assert (config.model, config.epochs, config.batch_size) == ("a0.tiny", 5, 128)
     assert config.loss_weights == {"value": 0.25}
     assert config.steps_per_epoch == math.ceil(1_000_000 / 128)
 
 
 @pytest.mark.parametrize(("text", "needle"), [
-    ('model = "a0.tiny"\ndata = "x"\nlearning_rate = 0.1\n', "unknown config key 'learning_rate'"),
+    ('model = "a0.tiny"\ndata = "x"\nlearning_rate = 0.1\n', "unknown key 'learning_rate'"),
     ('model = "a0.tiny"\ndata = "x"\noptimizer = "rmsprop"\n', "unknown optimizer 'rmsprop'"),
-    ('model = "a0.tiny"\ndata = "x"\nepochs = "two"\n', "epochs must be a int"),
+    ('model = "a0.tiny"\ndata = "x"\nepochs = "two"\n', "epochs must be int, got 'two'"),
     ('model = "a0.tiny"\ndata = "x"\nlr_schedule = "linear"\n', "unknown lr_schedule"),
     ('model = "a0.tiny"\ndata = "x"\n[loss_weights]\npolcy = 1\n', "unknown head 'polcy'"),
     ('data = "x"\n', "no model given"),
@@ -184,15 +185,13 @@ def test_bad_config_values_are_one_line_errors(tmp_path, text, needle):
     path = tmp_path / "bad.toml"
     path.write_text(text)
     with pytest.raises(ConfigError) as err:
-        load_config(path)
+        load_config(TrainConfig, path, table="train")
     message = str(err.value)
     assert needle in message and "\n" not in message
 
 
 def test_config_round_trips_through_json(tmp_path):
-    from harness.train.config import read_config, save_config
-
     config = TrainConfig(model="a0.tiny", data="x.h5", heads=("ownership",),
                          loss_weights={"value": 0.5})
     save_config(config, tmp_path / "config.json")
-    assert read_config(tmp_path / "config.json") == config
+    assert read_saved_config(TrainConfig, tmp_path / "config.json") == config

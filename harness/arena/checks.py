@@ -16,7 +16,6 @@ import math
 from collections.abc import Iterable
 
 from harness.game.geometry import MAX_SIZE, MIN_SIZE
-from harness.game.position import RULE_NAMES
 from harness.players.spec import PlayerSpec, check_available
 
 
@@ -28,8 +27,6 @@ def check_game_settings(config) -> None:
         )
     if not math.isfinite(config.komi):
         raise ValueError(f"komi must be a finite number, got {config.komi}")
-    if config.rules not in RULE_NAMES:
-        raise ValueError(f"rules {config.rules!r} unknown (one of: {', '.join(RULE_NAMES)})")
     _at_least("opening_moves", config.opening_moves, 0)
     _at_least("max_moves", config.max_moves, 1)
     _at_least("playouts", config.playouts, 1)

@@ -17,22 +17,17 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.arena.tournament import GAME_FLAGS
-from harness.config_io import ConfigError, add_flags, from_mapping, given_flags, read_toml
+from harness.arena.tournament import TournamentConfig
+from harness.config_io import (
+    ConfigError,
+    add_config_flags,
+    from_mapping,
+    given_values,
+    read_table,
+)
 from harness.search.runtime import add_inference_argument, apply_inference
 
 HELP = "play a resumable round-robin tournament and write ranking tables"
-
-# Flags that map one-to-one onto TournamentConfig fields.
-_FLAGS = {
-    **GAME_FLAGS,
-    "games_per_pair": ("--games-per-pair", int),
-    "anchor": ("--anchor", str),
-    "los": ("--los", float),
-    "round_games": ("--round-games", int),
-    "max_games_per_pair": ("--max-games-per-pair", int),
-    "max_games": ("--max-games", int),
-}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,33 +38,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         'mcts:models/run/best.keras@200, policy:PATH, gtp:"pachi -t =5000"',
     )
     parser.add_argument("--config", help="TOML file with a [tournament] table (flags override)")
-    add_flags(parser, _FLAGS)
-    parser.add_argument("--until-separated", action="store_true", default=None,
-                        help="play rounds until every neighbour pair has LOS >= --los (0.95) "
-                        "or --max-games-per-pair / --max-games is reached")
+    add_config_flags(parser, TournamentConfig)
     parser.add_argument("--sprt", metavar="elo0=0,elo1=35[,alpha=0.05,beta=0.05]",
                         help="two players: play until this SPRT accepts a hypothesis")
-    parser.add_argument("--retry-errors", action="store_true", help="replay games that errored")
     parser.add_argument("--no-progress", action="store_true")
     add_inference_argument(parser)
 
 
 def config_from_args(args: argparse.Namespace):
-    from harness.arena.tournament import TournamentConfig
-
     values: dict = {}
     source = "command line"
     if args.config:
-        table = read_toml(args.config)
-        values = dict(table.get("tournament", table))
+        values = read_table(args.config, "tournament")
         source = args.config
-    values.update(given_flags(args, _FLAGS))
+    values.update(given_values(args, TournamentConfig))
     if args.players:
         values["players"] = list(args.players)
-    if args.retry_errors:
-        values["retry_errors"] = True
-    if args.until_separated:
-        values["until_separated"] = True
     if args.sprt:
         from harness.arena.sprt import parse_sprt
 

@@ -15,45 +15,34 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.arena.tournament import (
-    GAME_FLAGS,
     GameRow,
     GameTask,
+    PlaySettings,
     append_result,
     latest_rows,
     play_all,
     random_opening,
     read_results,
 )
-from harness.config_io import ConfigError, add_flags, from_mapping, given_flags
+from harness.config_io import ConfigError, add_config_flags, from_mapping, given_values, setting
 from harness.players.spec import PlayerSpec, parse_player
 
 HELP = "generate training games: a player (uct:N, gnugo:N, ...) against itself, saved as SGF"
 
 
-@dataclass
-class DatagenConfig:
+@dataclass(frozen=True)
+class DatagenConfig(PlaySettings):
     """What to generate. ``player`` is the spec text; ``playouts``, when set,
     replaces its ``@N`` (see :attr:`spec`)."""
 
-    player: str = "uct:200"
-    games: int = 100
-    out: str = "datasets/generated"
-    board_size: int = 9
-    komi: float = 7.0
-    rules: str = "superko"
-    opening_moves: int = 4
-    max_moves: int | None = None
-    move_time: float | None = None
-    playouts: int | None = None
-    parallel: int = 1
-    seed: int = 0
-    backend: str = "local"  # or "ray" (harness.distributed)
-    ray_address: str = ""
+    player: str = setting("uct:200", cli=False)
+    games: int = setting(100, "games to play")
+    out: str = setting("datasets/generated", "output directory (SGFs in OUT/games/)",
+                       aliases=("-o",))
+    opening_moves: int = setting(4, "random opening moves")
 
     def __post_init__(self) -> None:
-        from harness.distributed import check_backend
-
-        check_backend(self.backend)
+        super().__post_init__()
         if self.games < 1:
             raise ValueError("games must be at least 1")
         from harness.arena.checks import check_game_settings, check_player_specs
@@ -110,17 +99,14 @@ def generate(config: DatagenConfig, *, progress: bool = True) -> list[GameRow]:
     return latest_rows(read_results(config.out))
 
 
-_FLAGS = {**GAME_FLAGS, "games": ("--games", int)}
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("player", help="player spec, e.g. uct:200, gnugo:1, random")
-    add_flags(parser, _FLAGS)
+    add_config_flags(parser, DatagenConfig)
     parser.add_argument("--no-progress", action="store_true")
 
 
 def run(args: argparse.Namespace) -> int:
-    values = given_flags(args, _FLAGS)
+    values = given_values(args, DatagenConfig)
     try:
         config = from_mapping(DatagenConfig, {"player": args.player, **values}, "command line")
     except ConfigError as e:

@@ -39,31 +39,33 @@ from harness.arena.tables import (
     win_matrix,
     write_table,
 )
+from harness.config_io import setting
 from harness.console import progress as tqdm
+from harness.distributed import BackendSettings
+from harness.files import atomic_json
 from harness.game.geometry import BLACK, WHITE
+from harness.game.settings import GameSettings
 from harness.players.spec import PlayerSpec, parse_player
 
 RESULTS_FILE = "results.jsonl"
 
-# Command-line flags shared by everything that plays games (tournament, datagen).
-GAME_FLAGS: dict[str, tuple[str, type]] = {
-    "out": ("-o", str),
-    "board_size": ("--board-size", int),
-    "komi": ("--komi", float),
-    "rules": ("--rules", str),
-    "opening_moves": ("--opening-moves", int),
-    "max_moves": ("--max-moves", int),
-    "move_time": ("--move-time", float),
-    "playouts": ("--playouts", int),
-    "parallel": ("--parallel", int),
-    "seed": ("--seed", int),
-    "backend": ("--backend", str),
-    "ray_address": ("--ray-address", str),
-}
 
 
-@dataclass
-class TournamentConfig:
+@dataclass(frozen=True)
+class PlaySettings(GameSettings, BackendSettings):
+    """How the games of a tournament or of datagen are played and spread over workers."""
+
+    max_moves: int | None = setting(None, "stop a game after this many moves "
+                                    "(default: twice the points)")
+    move_time: float | None = setting(None, "seconds per move, for players with a clock")
+    playouts: int | None = setting(None, "the budget of every player that searches (uct, "
+                                   "mcts): replaces each spec's own @N")
+    parallel: int = setting(1, "games played at once")
+    seed: int = setting(0, "random seed (openings and players)")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TournamentConfig(PlaySettings):
     """What to play. ``players`` are spec strings, optionally ``name=spec``, as
     the user wrote them; :meth:`named_players` parses them.
 
@@ -73,35 +75,27 @@ class TournamentConfig:
     under ``playouts = 800``. A player given a name keeps it.
     """
 
-    players: list[str]
-    out: str = "results/tournament"
-    board_size: int = 9
-    komi: float = 7.0
-    rules: str = "superko"
-    games_per_pair: int = 2
-    opening_moves: int = 0  # random opening moves, the same for both colour assignments
-    max_moves: int | None = None
-    move_time: float | None = None
-    playouts: int | None = None
-    parallel: int = 1
-    seed: int = 0
-    anchor: str | None = None
-    retry_errors: bool = False
-    backend: str = "local"  # or "ray": games on a Ray cluster (harness.distributed)
-    ray_address: str = ""  # join this cluster; empty: a local Ray instance
+    players: list[str] = setting(cli=False)
+    out: str = setting("results/tournament", "output directory", aliases=("-o",))
+    games_per_pair: int = setting(2, "games in every pair (adaptive: the first round)")
+    opening_moves: int = setting(0, "random opening moves, the same for both colour "
+                                 "assignments")
+    anchor: str | None = setting(None, "the player whose Elo is 0")
+    retry_errors: bool = setting(False, "replay games that errored")
     # Adaptive rounds (harness.arena.adaptive); games_per_pair is the first round.
-    until_separated: bool = False  # play until every neighbour pair has LOS >= los
-    los: float = 0.95  # likelihood of superiority that separates two neighbours
-    round_games: int = 2  # games per chosen pair in each later round (colours alternate)
-    max_games_per_pair: int = 100  # cap of an adaptive tournament, per pair
-    max_games: int = 0  # cap of an adaptive tournament over all pairs (0: none)
+    until_separated: bool = setting(
+        False, "play rounds until every neighbour pair has LOS >= --los or "
+        "--max-games-per-pair / --max-games is reached")
+    los: float = setting(0.95, "likelihood of superiority that separates two neighbours")
+    round_games: int = setting(2, "games per chosen pair in each later round "
+                               "(colours alternate)")
+    max_games_per_pair: int = setting(100, "cap of an adaptive tournament, per pair")
+    max_games: int = setting(0, "cap of an adaptive tournament over all pairs (0: none)")
     # A two-player match under an SPRT: {elo0, elo1, alpha, beta} (harness.arena.sprt).
-    sprt: dict[str, float] = field(default_factory=dict)
+    sprt: dict[str, float] = setting({}, cli=False)
 
     def __post_init__(self) -> None:
-        from harness.distributed import check_backend
-
-        check_backend(self.backend)
+        super().__post_init__()
         if len(self.players) < 2:
             raise ValueError("a tournament needs at least two players")
         names = [name for name, _ in self.named_players()]
@@ -136,11 +130,22 @@ class TournamentConfig:
         name defaults to the spec's label, which states the budget played."""
         out = []
         for entry in self.players:
-            name, sep, text = entry.partition("=")
-            named = sep and name.strip() and not any(c in name for c in ':",')
-            spec = parse_player(text if named else entry).with_playouts(self.playouts)
-            out.append((name.strip() if named else spec.label, spec))
+            name, spec = parse_entry(entry)
+            spec = spec.with_playouts(self.playouts)
+            out.append((name or spec.label, spec))
         return out
+
+
+def parse_entry(entry: str) -> tuple[str, PlayerSpec]:
+    """A ``players`` entry as (its name, or "" when unnamed, and its spec)."""
+    name, sep, text = entry.partition("=")
+    named = sep and name.strip() and not any(c in name for c in ':",')
+    return (name.strip(), parse_player(text)) if named else ("", parse_player(entry))
+
+
+def player_entry(name: str, spec: PlayerSpec) -> str:
+    """The ``players`` entry :func:`parse_entry` reads back as (``name``, ``spec``)."""
+    return f"{name}={spec.label}"
 
 
 class OtherPlayersResults(ValueError):
@@ -350,7 +355,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[G
     """
     out = Path(config.out)
     (out / "games").mkdir(parents=True, exist_ok=True)
-    (out / "config.json").write_text(json.dumps(asdict(config), indent=2) + "\n")
+    atomic_json(out / "config.json", asdict(config))
     tasks = schedule(config)
     scheduled: list[GameTask] = []
     bar = tqdm(total=0, desc="games", unit="game", disable=not progress)
@@ -566,7 +571,7 @@ def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -
     summary = tournament_summary(config, rows, decision)
     write_table(ranking, out / "ranking", display=readable_ranking(ranking),
                 notes=stopping_sentences(summary))
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    atomic_json(out / "summary.json", summary)
     return {"ranking": ranking, "win_matrix": wins, "unresolved_pairs": unresolved, **summary}
 
 

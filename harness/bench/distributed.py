@@ -45,9 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _config(args: argparse.Namespace, backend: str, games: int):
-    from harness.rl.config import config_from_mapping
+    from harness.config_io import from_mapping
+    from harness.rl.config import RLConfig
 
-    return config_from_mapping({
+    return from_mapping(RLConfig, {
         "run": "bench", "board_size": args.board_size, "encoder": args.encoder,
         "model": args.model, "seed": args.seed, "backend": backend,
         "ray_address": args.ray_address,

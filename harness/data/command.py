@@ -88,14 +88,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=None, help="read only the first N games")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--commit-games", type=int, default=5000, help=argparse.SUPPRESS)
-    from harness.distributed.backend import add_backend_flags
+    from harness.config_io import add_config_flags
+    from harness.distributed import BackendSettings
 
-    add_backend_flags(parser)
+    add_config_flags(parser, BackendSettings)
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.config_io import given_values
     from harness.data.ingest import IngestConfig, IngestError, ingest, parse_rules
     from harness.data.report import IngestCounts
+    from harness.distributed import BackendSettings
 
     config = IngestConfig(
         sources=list(args.sources),
@@ -118,8 +121,7 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         limit=args.limit,
         commit_games=args.commit_games,
-        backend=args.backend or "local",
-        ray_address=args.ray_address or "",
+        **given_values(args, BackendSettings),
     )
     try:
         result = ingest(config)

@@ -22,6 +22,12 @@ results files, journals, buffers and checkpoints, so resuming works the same
 on both backends.
 """
 
-from harness.distributed.backend import BACKENDS, RAY_MISSING, BackendError, check_backend
+from harness.distributed.backend import (
+    BACKENDS,
+    RAY_MISSING,
+    BackendError,
+    BackendSettings,
+    check_backend,
+)
 
-__all__ = ["BACKENDS", "RAY_MISSING", "BackendError", "check_backend"]
+__all__ = ["BACKENDS", "RAY_MISSING", "BackendError", "BackendSettings", "check_backend"]

@@ -9,12 +9,14 @@ without it can use every stage on the local backend.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import logging
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass
 from types import ModuleType
+
+from harness.config_io import setting
 
 BACKENDS = ("local", "ray")
 RAY_MISSING = "the ray backend needs Ray: pip install .[ray]"
@@ -28,6 +30,22 @@ def check_backend(backend: str) -> None:
     """Raise ValueError (a one-line config error) for an unknown backend name."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+
+
+@dataclass(frozen=True)
+class BackendSettings:
+    """Where a stage's parallel work runs; every config that has any inherits it,
+    so ``backend`` and ``ray_address`` are top-level keys everywhere and
+    ``--backend``/``--ray-address`` mean the same in every command."""
+
+    backend: str = setting("local", "where the parallel work runs: local processes or Ray",
+                           choices=BACKENDS)
+    ray_address: str = setting("", "join this Ray cluster (e.g. HEAD:6379 or auto); without it "
+                               "--backend ray starts a local Ray instance", metavar="ADDR")
+
+    def __post_init__(self) -> None:
+        check_backend(self.backend)
+        getattr(super(), "__post_init__", lambda: None)()  # the next settings base, if any
 
 
 def import_ray() -> ModuleType:
@@ -83,16 +101,6 @@ def ray_session(address: str = "", cpus: int = 0) -> Iterator[ModuleType]:
 def cluster_cpus(ray: ModuleType) -> int:
     """CPUs the session has (the whole cluster when joined to one)."""
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
-
-
-def add_backend_flags(parser: argparse.ArgumentParser, *, dest_prefix: str = "") -> None:
-    """``--backend local|ray`` and ``--ray-address``; unset flags stay None (configs win)."""
-    parser.add_argument("--backend", dest=f"{dest_prefix}backend", choices=BACKENDS, default=None,
-                        help="where the parallel work runs: local processes (default) or Ray")
-    parser.add_argument("--ray-address", dest=f"{dest_prefix}ray_address", default=None,
-                        metavar="ADDR",
-                        help="join this Ray cluster (e.g. HEAD:6379 or auto); "
-                             "without it --backend ray starts a local Ray instance")
 
 
 def limit_tensorflow_threads(cpus: int) -> None:

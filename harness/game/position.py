@@ -15,6 +15,7 @@ from harness.game import board as K
 from harness.game.geometry import BLACK, EMPTY, WHITE, Geometry, geometry, point_to_gtp
 from harness.game.result import GameResult, result_from_score
 
+DEFAULT_KOMI = 7.5  # every config that plays games defaults to it (harness.game.settings)
 RULE_NAMES = {"superko": K.POSITIONAL_SUPERKO, "simple-ko": K.SIMPLE_KO, "nogo": K.NOGO}
 
 
@@ -49,7 +50,7 @@ class Game:
     """One game: rules, komi, setup, the moves so far and how it ended."""
 
     size: int = 19
-    komi: float = 7.5
+    komi: float = DEFAULT_KOMI
     rules: str = "superko"  # "superko", "simple-ko" or "nogo"
     moves: list[tuple[int, int]] = field(default_factory=list)  # (colour, point)
     resigned: int = 0  # colour that resigned, 0 if none

@@ -31,7 +31,7 @@ from harness import __version__
 from harness.game import board as K
 from harness.game.geometry import BLACK, COLUMNS, EMPTY, MAX_SIZE, MIN_SIZE, WHITE, point_to_gtp
 from harness.game.geometry import gtp_to_point as _gtp_to_point
-from harness.game.position import Game, IllegalMove
+from harness.game.position import DEFAULT_KOMI, Game, IllegalMove
 from harness.gtp.analyzer import can_analyze, game_for_player
 from harness.gtp.channel import InputChannel
 from harness.gtp.extensions import AnalysisCommands, Collected, Live, Output
@@ -67,7 +67,7 @@ class GTPEngine:
         player: Player,
         *,
         size: int = 19,
-        komi: float = 7.5,
+        komi: float = DEFAULT_KOMI,
         rules: str = "superko",
         name: str = "harness",
     ):

@@ -9,48 +9,42 @@ import sys
 HELP = "self-play reinforcement learning (AlphaZero loop with a replay window)"
 
 
+# The settings a command line may change; the rest come from the config file.
+_FLAGGED = ("run", "runs_dir", "generations", "max_hours", "init", "seed", "backend",
+            "ray_address")
+# What may change when a run resumes: where the games are played, the time budget.
+_RESUMABLE = ("backend", "ray_address", "max_hours")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.config_io import add_config_flags
+    from harness.rl.config import RLConfig, SelfPlayConfig
+
     parser.add_argument("--config", help="TOML file (see configs/rl-*.toml)")
-    parser.add_argument("--run", help="run name (directory under runs_dir)")
-    parser.add_argument("--runs-dir", dest="runs_dir", help="where runs live (default models)")
-    parser.add_argument("--generations", type=int,
-                        help="total generations (on --resume: extends or shortens the run)")
-    parser.add_argument("--hours", dest="max_hours", type=float,
-                        help="wall-time budget: no new generation starts after it "
-                             "(on --resume: replaces the saved budget)")
-    parser.add_argument("--init", help="start from this checkpoint (e.g. a supervised best.keras)")
-    parser.add_argument("--seed", type=int)
+    add_config_flags(parser, RLConfig, only=_FLAGGED)
     parser.add_argument("--resume", action="store_true",
                         help="continue the run from its last commit (the saved config is used)")
-    from harness.distributed.backend import add_backend_flags
-
-    add_backend_flags(parser)
-    parser.add_argument("--workers", type=int, default=None,
-                        help="Ray self-play actors (default: one per CPU of the cluster)")
+    add_config_flags(parser, SelfPlayConfig, only=("workers",))
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.config_io import ConfigError
-    from harness.rl.config import load_config, read_config
+    from harness.config_io import ConfigError, given_values, load_config, read_saved_config
+    from harness.rl.config import RLConfig, SelfPlayConfig
 
-    overrides = {"run": args.run, "runs_dir": args.runs_dir, "generations": args.generations,
-                 "init": args.init, "seed": args.seed, "max_hours": args.max_hours,
-                 "backend": args.backend, "ray_address": args.ray_address}
+    overrides = given_values(args, RLConfig, only=_FLAGGED)
     try:
-        config = load_config(args.config, overrides)
+        config = load_config(RLConfig, args.config, overrides)
         if args.resume:
-            saved = read_config(config.run_dir / "config.json")
+            saved = read_saved_config(RLConfig, config.run_dir / "config.json")
             extend = args.generations or (config.generations if args.config else None)
             config = dataclasses.replace(saved, runs_dir=config.runs_dir, run=config.run,
                                          generations=extend or saved.generations)
-            # Where the games are played and the time budget may change between sessions.
-            given = {k: v for k, v in (("backend", args.backend),
-                                       ("ray_address", args.ray_address),
-                                       ("max_hours", args.max_hours)) if v is not None}
+            given = {k: v for k, v in overrides.items() if k in _RESUMABLE}
             config = dataclasses.replace(config, **given)
-        if args.workers is not None:
+        workers = given_values(args, SelfPlayConfig, only=("workers",))
+        if workers:
             config = dataclasses.replace(
-                config, selfplay=dataclasses.replace(config.selfplay, workers=args.workers))
+                config, selfplay=dataclasses.replace(config.selfplay, **workers))
     except (ConfigError, ValueError) as e:
         print(f"harness rl: {e}", file=sys.stderr)
         return 2

@@ -3,22 +3,23 @@
 A config file has top-level keys (what is played and by which network) and
 the tables ``[mcts]``, ``[evaluator]``, ``[selfplay]``, ``[train]``,
 ``[window]``, ``[gating]`` and ``[curriculum]``. Every table maps field by
-field onto its dataclass through :func:`harness.config_io.from_mapping`, so a
-typo stops the run at once with one line naming the key.
+field onto its dataclass (a field whose type is a dataclass is a table) through
+:func:`harness.config_io.from_mapping`, so a typo stops the run at once with
+one line naming the key.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.config_io import ConfigError, from_mapping, read_toml
+from harness.config_io import setting
+from harness.distributed import BackendSettings
+from harness.game.settings import GameSettings
 from harness.search import EvaluatorConfig, MCTSConfig
 
-RULES = ("superko", "simple-ko", "nogo")
 WINDOW_UNITS = ("games", "positions")
 CURRICULUM_CRITERIA = ("gating", "loss", "generation")
 HEADS = ("policy", "value", "ownership", "score")
@@ -37,7 +38,7 @@ class SelfPlayConfig:
     # generation is one unit on the local backend, ``parallel`` games a unit
     # on Ray. Set it to make local and Ray runs play the same games.
     unit_games: int = 0
-    workers: int = 0  # Ray self-play actors (0: one per CPU of the cluster)
+    workers: int = setting(0, "Ray self-play actors (0: one per CPU of the cluster)")
 
     def __post_init__(self) -> None:
         if self.games < 1 or self.parallel < 1:
@@ -166,21 +167,24 @@ class CurriculumConfig:
 
 
 @dataclass(frozen=True)
-class RLConfig:
-    """A self-play reinforcement-learning run."""
+class RLConfig(GameSettings, BackendSettings):
+    """A self-play reinforcement-learning run; board, komi, rules and backend
+    are the shared settings it inherits (``backend = "ray"``: self-play on Ray
+    actors)."""
 
-    run: str = ""  # directory name under runs_dir
-    runs_dir: str = "models"
-    board_size: int = 9
-    rules: str = "superko"
-    komi: float = 7.0
+    run: str = setting("", "run name (directory under runs_dir)")
+    runs_dir: str = setting("models", "where runs live")
     encoder: str = "agz17"
     model: str = "a0.tiny"  # zoo name for a fresh network
-    init: str = ""  # or a checkpoint to start from (e.g. a supervised run's best.keras)
+    init: str = setting("", "start from this checkpoint (e.g. a supervised best.keras) "
+                        "instead of a fresh model")
     heads: list[str] = field(default_factory=list)  # extra heads of a fresh net
-    generations: int = 10
-    max_hours: float = 0.0  # stop at the first generation boundary past this wall time (0: none)
-    seed: int = 0
+    generations: int = setting(
+        10, "total generations (on --resume: extends or shortens the run)")
+    max_hours: float = setting(
+        0.0, "wall-time budget: no new generation starts after it, 0: none (on --resume: "
+        "replaces the saved budget)", flag="--hours")
+    seed: int = setting(0, "random seed")
     mcts: MCTSConfig = field(default_factory=MCTSConfig)
     evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
@@ -188,15 +192,9 @@ class RLConfig:
     window: WindowConfig = field(default_factory=WindowConfig)
     gating: GatingConfig = field(default_factory=GatingConfig)
     curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
-    backend: str = "local"  # or "ray": self-play on Ray actors (harness.distributed)
-    ray_address: str = ""  # join this cluster; empty: a local Ray instance
 
     def __post_init__(self) -> None:
-        from harness.distributed import check_backend
-
-        check_backend(self.backend)
-        if self.rules not in RULES:
-            raise ValueError(f"rules must be one of {RULES}, got {self.rules!r}")
+        super().__post_init__()
         if not 2 <= self.board_size <= 25:
             raise ValueError(f"board_size must be in 2..25, got {self.board_size}")
         if self.generations < 1:
@@ -220,48 +218,3 @@ class RLConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
-
-
-_TABLES = {
-    "mcts": MCTSConfig,
-    "evaluator": EvaluatorConfig,
-    "selfplay": SelfPlayConfig,
-    "train": TrainSettings,
-    "window": WindowConfig,
-    "gating": GatingConfig,
-    "curriculum": CurriculumConfig,
-}
-
-
-def config_from_mapping(values: dict[str, Any], source: str) -> RLConfig:
-    """An :class:`RLConfig` from nested tables (a TOML file or a saved ``config.json``)."""
-    values = dict(values)
-    for name, cls in _TABLES.items():
-        table = values.get(name, {})
-        if not isinstance(table, dict):
-            raise ConfigError(f"{source}: [{name}] must be a table")
-        values[name] = from_mapping(cls, table, f"{source} [{name}]")
-    return from_mapping(RLConfig, values, source)
-
-
-def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> RLConfig:
-    """A TOML file, then top-level overrides (command-line flags that were given)."""
-    values = read_toml(path) if path is not None else {}
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return config_from_mapping(values, str(path) if path is not None else "flags")
-
-
-def save_config(config: RLConfig, path: Path) -> None:
-    from harness.files import atomic_json
-
-    atomic_json(path, config.to_dict(), sort_keys=True)
-
-
-def read_config(path: Path) -> RLConfig:
-    try:
-        values = json.loads(Path(path).read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no saved config (is this an rl run directory?)") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path}: corrupt config ({e})") from None
-    return config_from_mapping(values, str(path))

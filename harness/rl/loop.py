@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.config_io import read_toml
-from harness.rl.config import config_from_mapping
+from harness.config_io import from_mapping, read_toml, values_of
+from harness.distributed import BackendSettings
+from harness.game.settings import GameSettings
+from harness.rl.config import RLConfig
 from harness.rl.run import RLRun
 
 
@@ -30,15 +32,13 @@ def suite_rl_run(config, source: str, name: str, *, start: tuple[str, Path] | No
     values = read_toml(source) if source else {}
     if start is not None:
         values.update(model=start[0], init=str(start[1]))
-    values.update(run=name, runs_dir=config.models_dir, board_size=config.board_size,
-                  komi=config.komi, rules=config.rules, seed=config.seed,
-                  encoder=config.data.encoder)
+    values.update(run=name, runs_dir=config.models_dir, seed=config.seed,
+                  encoder=config.data.encoder, **values_of(config, GameSettings))
     if max_hours:
         values["max_hours"] = max_hours
     # The suite's backend, unless the rl config chooses its own.
-    values.setdefault("backend", config.backend)
-    values.setdefault("ray_address", config.ray_address)
-    rl_config = config_from_mapping(values, source or "suite [rl]")
+    values = {**values_of(config, BackendSettings), **values}
+    rl_config = from_mapping(RLConfig, values, source or "suite [rl]")
     rl_run = RLRun(rl_config, log=log)
     state = rl_run.run(resume=rl_run.exists())
     log(f"rl {name}: {state.generation - 1} generations, {state.games_total} self-play games")

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.config_io import read_saved_config, values_of
 from harness.files import read_json
-from harness.rl.config import read_config
+from harness.game.settings import GameSettings
+from harness.rl.config import RLConfig
 
 ANCHOR = "gen0"
 ELO_COLUMNS = ("player", "generation", "checkpoint", "games", "wall_time_h", "elo", "elo_low",
@@ -71,15 +73,19 @@ def select(points: list[Point], generations: list[int] | None, count: int) -> li
 
 def players_for(points: list[Point], run_dir: Path, playouts: int, encoder: str) -> list[str]:
     """Tournament entries ``genN=mcts:...``; one player per distinct checkpoint."""
+    from harness.arena.tournament import player_entry
+    from harness.players.spec import PlayerSpec
+
     entries, named = [], {}
     for p in points:
         if p.checkpoint in named:
             p.player = named[p.checkpoint]
             continue
         p.player = named[p.checkpoint] = f"gen{p.generation}"
-        # randomize=1: Cazenave's tournament choice, so that repeated games differ.
-        entries.append(f"{p.player}=mcts:{run_dir / p.checkpoint}@{playouts},"
-                       f"randomize=1,encoder={encoder}")
+        # randomize: Cazenave's tournament choice, so that repeated games differ.
+        spec = PlayerSpec("mcts", model=run_dir / p.checkpoint, playouts=playouts,
+                          randomize=True, encoder=encoder)
+        entries.append(player_entry(p.player, spec))
     return entries
 
 
@@ -106,7 +112,7 @@ def rl_report(
     from harness.files import save_table
 
     run_dir = Path(run_dir)
-    config = read_config(run_dir / "config.json")
+    config = read_saved_config(RLConfig, run_dir / "config.json")
     out = Path(out) if out is not None else run_dir / "report"
     points = select(generation_points(run_dir), generations, count)
     if points[0].generation != 0:
@@ -114,9 +120,8 @@ def rl_report(
     entries = players_for(points, run_dir, playouts, config.encoder)
     tournament = TournamentConfig(
         players=entries + list(baselines), out=str(out / "tournament"),
-        board_size=config.board_size, komi=config.komi, rules=config.rules,
         games_per_pair=games_per_pair, opening_moves=opening_moves, parallel=parallel,
-        seed=seed, anchor=ANCHOR,
+        seed=seed, anchor=ANCHOR, **values_of(config, GameSettings),
     )
     rows = run_tournament(tournament, progress=progress)
     names = [name for name, _ in tournament.named_players()]

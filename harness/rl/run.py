@@ -31,10 +31,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.config_io import ConfigError
+from harness.config_io import ConfigError, read_saved_config, save_config
 from harness.files import atomic_json, atomic_write, read_json
 from harness.rl.buffer import ReplayBuffer
-from harness.rl.config import RLConfig, read_config, save_config
+from harness.rl.config import RLConfig
 from harness.rl.curriculum import small_net_stalled
 from harness.rl.gating import gate_sprt, passes, play_match
 from harness.rl.learner import Learner
@@ -373,6 +373,6 @@ def _fmt(value):
 
 def open_run(path: str | Path) -> tuple[RLConfig, RLRun]:
     """An existing run directory's config and run object."""
-    config = read_config(Path(path) / "config.json")
+    config = read_saved_config(RLConfig, Path(path) / "config.json")
     config = dataclasses.replace(config, runs_dir=str(Path(path).parent), run=Path(path).name)
     return config, RLRun(config)

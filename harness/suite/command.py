@@ -11,22 +11,22 @@ HELP = "run a whole study from a TOML config: data, training, tournament, report
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("config", help="suite config, e.g. configs/quick.toml")
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
-    from harness.distributed.backend import add_backend_flags
+    from harness.config_io import add_config_flags
+    from harness.distributed import BackendSettings
 
-    add_backend_flags(parser)
+    add_config_flags(parser, BackendSettings)
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.config_io import ConfigError
+    from dataclasses import replace
+
+    from harness.config_io import ConfigError, given_values
+    from harness.distributed import BackendSettings
     from harness.suite.config import load_suite_config
 
     try:
-        config = load_suite_config(args.config)
-        if args.backend is not None:
-            config.backend = args.backend
-        if args.ray_address is not None:
-            config.ray_address = args.ray_address
-    except ConfigError as e:
+        config = replace(load_suite_config(args.config), **given_values(args, BackendSettings))
+    except (ConfigError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     from harness.distributed import BackendError

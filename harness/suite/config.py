@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.config_io import ConfigError, from_mapping, read_toml
+from harness.distributed import BackendSettings
+from harness.game.settings import GameSettings
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataSection:
     sources: list[str] = field(default_factory=list)  # empty: generate games
     player: str = "uct:100"  # who generates games when there are no sources
@@ -29,7 +31,7 @@ class DataSection:
     workers: int = 0
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainSection:
     models: list[str] = field(default_factory=lambda: ["a0.small"])
     epochs: int = 2
@@ -51,7 +53,7 @@ class TrainSection:
     seeds: list[int] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class RLSection:
     enabled: bool = False
     config: str = ""  # an ``harness rl`` config; its model comes from [train] when empty
@@ -66,7 +68,7 @@ class RLSection:
     scratch: str = ""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TournamentSection:
     model_player: str = "policy"  # "policy" (raw network) or "mcts"
     playouts: int = 32  # for model_player = "mcts"
@@ -83,28 +85,23 @@ class TournamentSection:
     max_games: int = 0  # 0: no cap on the total
 
 
-@dataclass
+@dataclass(frozen=True)
 class BenchSection:
     batch_sizes: list[int] = field(default_factory=lambda: [1, 16, 64, 256])
     seconds: float = 0.5
     diagrams: int = 2  # sample positions with every model's policy heat map
 
 
-@dataclass
-class SuiteConfig:
+@dataclass(frozen=True, kw_only=True)
+class SuiteConfig(GameSettings, BackendSettings):
+    """A study. Its game settings and its backend (where ingest, datagen, RL
+    self-play and tournament games run) are passed to every stage."""
+
     name: str
-    board_size: int = 9
-    komi: float = 7.0
-    rules: str = "superko"
     seed: int = 0
     results_dir: str = "results"
     models_dir: str = "models"
     datasets_dir: str = "datasets"
-    # Where ingest, datagen, RL self-play and tournament games run: "local"
-    # processes or "ray" (harness.distributed), on the cluster at ray_address
-    # (empty: a local Ray instance). Passed to every stage.
-    backend: str = "local"
-    ray_address: str = ""
     data: DataSection = field(default_factory=DataSection)
     train: TrainSection = field(default_factory=TrainSection)
     rl: RLSection = field(default_factory=RLSection)
@@ -142,28 +139,11 @@ SCRATCH = "scratch"  # rl_run_name(SCRATCH): the suite's from-scratch self-play 
 SCRATCH_FIRST, SCRATCH_LAST = "selfplay-gen0", "selfplay-last"
 
 
-SECTIONS = {
-    "data": DataSection,
-    "train": TrainSection,
-    "rl": RLSection,
-    "tournament": TournamentSection,
-    "bench": BenchSection,
-}
-
-
 def load_suite_config(path: str | Path) -> SuiteConfig:
     path = Path(path)
     values = read_toml(path)
-    sections = {}
-    for key, cls in SECTIONS.items():
-        table = values.pop(key, {})
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: [{key}] must be a table")
-        sections[key] = from_mapping(cls, table, f"{path} [{key}]")
     values.setdefault("name", path.stem)
     config = from_mapping(SuiteConfig, values, str(path))
-    for key, section in sections.items():
-        setattr(config, key, section)
     _check(config, path)
     return config
 
@@ -174,12 +154,6 @@ def _check(config: SuiteConfig, path: Path) -> None:
 
     if not config.train.models:
         raise ConfigError(f"{path} [train]: models is empty")
-    from harness.distributed import check_backend
-
-    try:
-        check_backend(config.backend)
-    except ValueError as e:
-        raise ConfigError(f"{path}: {e}") from None
     for name in config.train.models:
         try:
             parse_model_name(name)

@@ -16,7 +16,10 @@ from dataclasses import asdict
 from pathlib import Path
 
 from harness import __version__
+from harness.config_io import values_of
+from harness.distributed import BackendSettings
 from harness.files import atomic_json, atomic_path
+from harness.game.settings import GameSettings
 from harness.suite.config import SCRATCH, SCRATCH_FIRST, SCRATCH_LAST, SuiteConfig
 
 Log = Callable[[str], None]
@@ -109,14 +112,11 @@ def generate_games(config: SuiteConfig, progress: bool, log: Log) -> Path:
         player=player,
         games=config.data.games,
         out=str(config.out / "datagen"),
-        board_size=config.board_size,
-        komi=config.komi,
-        rules=config.rules,
         opening_moves=config.data.opening_moves,
         parallel=max(1, os.cpu_count() or 1),
         seed=config.seed,
-        backend=config.backend,
-        ray_address=config.ray_address,
+        **values_of(config, GameSettings),
+        **values_of(config, BackendSettings),
     )
     log(f"no archive given: {datagen.games} games of {datagen.player} against itself")
     rows = generate(datagen, progress=progress)
@@ -129,9 +129,10 @@ def generate_games(config: SuiteConfig, progress: bool, log: Log) -> Path:
 # --- training -----------------------------------------------------------------------
 def needs_missing_gnugo(spec: str) -> bool:
     """A ``gnugo:N`` spec on a machine without GNU Go (the suite then says so and adapts)."""
+    from harness.arena.tournament import parse_entry
     from harness.players.gtp_client import find_gnugo
 
-    return spec.split("=", 1)[-1].startswith("gnugo") and find_gnugo() is None
+    return parse_entry(spec)[1].kind == "gnugo" and find_gnugo() is None
 
 
 def ensure_trained(config: SuiteConfig, dataset: Path, progress: bool, log: Log) -> list[Path]:
@@ -282,12 +283,13 @@ def tournament_players(config: SuiteConfig, runs: list[Path]) -> list[str]:
             first, final = first_network(scratch), final_network(scratch)
             if first is not None and final is not None:
                 networks += [(SCRATCH_FIRST, first), (SCRATCH_LAST, final)]
-    players = []
-    for name, checkpoint in networks:
-        if config.tournament.model_player == "mcts":
-            players.append(f"{name}=mcts:{checkpoint}@{config.tournament.playouts}")
-        else:
-            players.append(f"{name}=policy:{checkpoint}")
+    from harness.arena.tournament import player_entry
+    from harness.players.spec import PlayerSpec
+
+    playouts = config.tournament.playouts if config.tournament.model_player == "mcts" else None
+    players = [player_entry(name, PlayerSpec(config.tournament.model_player,
+                                             model=Path(checkpoint), playouts=playouts))
+               for name, checkpoint in networks]
     return players + [b for b in config.tournament.baselines if not needs_missing_gnugo(b)]
 
 
@@ -298,21 +300,18 @@ def ensure_tournament(config: SuiteConfig, runs: list[Path], progress: bool, log
     tournament = TournamentConfig(
         players=tournament_players(config, runs),
         out=str(config.out / "tournament"),
-        board_size=config.board_size,
-        komi=config.komi,
-        rules=config.rules,
         games_per_pair=section.games_per_pair,
         opening_moves=section.opening_moves,
         parallel=section.parallel,
         seed=config.seed,
         anchor=section.anchor,
-        backend=config.backend,
-        ray_address=config.ray_address,
         until_separated=section.until_separated,
         los=section.los,
         round_games=section.round_games,
         max_games_per_pair=section.max_games_per_pair,
         max_games=section.max_games,
+        **values_of(config, GameSettings),
+        **values_of(config, BackendSettings),
     )
     rows = run_tournament(tournament, progress=progress)
     errors = sum(1 for r in rows if r.error)

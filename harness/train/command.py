@@ -7,58 +7,13 @@ import sys
 
 HELP = "train a model on a positions dataset (checkpoints, metrics.csv, --resume)"
 
-# Flags that map one-to-one onto TrainConfig fields: (flag, field, type, help).
-_FLAGS: tuple[tuple[str, str, type, str], ...] = (
-    ("--model", "model", str, "model name from the zoo, e.g. a0.small"),
-    ("--data", "data", str, "positions file made by harness ingest"),
-    ("--run", "run", str, "run name: files go to RUNS_DIR/RUN/ (default: the model name)"),
-    ("--runs-dir", "runs_dir", str, "where runs live (default models)"),
-    ("--train-split", "train_split", str, "split to train on (default train)"),
-    ("--val-split", "val_split", str, "split to validate on each epoch (default val; '' for none)"),
-    ("--encoder", "encoder", str, "input encoder (default: the dataset's)"),
-    ("--init", "init", str, "start from this checkpoint's weights (new optimizer)"),
-    ("--epochs", "epochs", int, "number of epochs"),
-    ("--epoch-samples", "epoch_samples", int, "samples per epoch (Cazenave: 1000000)"),
-    ("--val-samples", "val_samples", int, "validate on at most this many samples (0: all)"),
-    ("--batch-size", "batch_size", int, "batch size"),
-    ("--optimizer", "optimizer", str, "sgd or adam"),
-    ("--momentum", "momentum", float, "SGD momentum"),
-    ("--lr", "lr", float, "initial learning rate"),
-    ("--lr-final", "lr_final", float, "final learning rate (cosine, cyclical)"),
-    ("--lr-schedule", "lr_schedule", str, "constant, step, cosine or cyclical"),
-    ("--lr-step-epochs", "lr_step_epochs", float, "step schedule: epochs between decays"),
-    ("--lr-step-factor", "lr_step_factor", float, "step schedule: factor per decay"),
-    ("--lr-cycle-epochs", "lr_cycle_epochs", float, "cyclical schedule: period in epochs"),
-    ("--lr-warmup", "lr_warmup", float,
-     "linear warm-up from 0 over this fraction of the run (or of the budget)"),
-    ("--weight-decay", "weight_decay", float, "decoupled weight decay on kernels"),
-    ("--value-loss", "value_loss", str, "auto, mse (tanh head) or bce (sigmoid head)"),
-    ("--heads", "heads", str, "extra heads, comma separated (ownership,score)"),
-    ("--seed", "seed", int, "random seed"),
-    ("--strategy", "strategy", str,
-     "tf.distribute: auto (mirrored on 2+ GPUs), none, mirrored, multi-worker (TF_CONFIG)"),
-    ("--budget", "budget", float,
-     "compute budget: train until spent, in --epochs slices (0: none; unit --budget-unit)"),
-    ("--budget-unit", "budget_unit", str,
-     "wall_s (training wall seconds), cpu_s (process CPU seconds) or samples"),
-    ("--precision", "precision", str,
-     "auto (default: mixed_bfloat16 on CPUs with AMX/AVX512-BF16, else float32), float32, "
-     "mixed_bfloat16 or mixed_float16 (GPUs)"),
-)
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.config_io import add_config_flags
+    from harness.train.config import TrainConfig
+
     parser.add_argument("--config", help="TOML file (keys at top level or under [train])")
-    for flag, dest, kind, text in _FLAGS:
-        parser.add_argument(flag, dest=dest, type=kind, default=None, help=text)
-    parser.add_argument("--nesterov", action=argparse.BooleanOptionalAction, default=None,
-                        help="Nesterov momentum")
-    parser.add_argument("--seeds", type=_seed_list, default=None, metavar="S,S,...",
-                        help="repeat the run with each seed (runs RUN-seedS)")
-    parser.add_argument("--loss-weight", action="append", default=[], metavar="HEAD=W",
-                        help="loss weight of a head, e.g. value=0.25 (repeatable)")
-    parser.add_argument("--no-tensorboard", dest="tensorboard", action="store_false",
-                        default=None, help="do not write TensorBoard logs")
+    add_config_flags(parser, TrainConfig)
     parser.add_argument("--resume", action="store_true",
                         help="continue the run from its last checkpoint (config from the run)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -66,21 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def overrides_from_args(args: argparse.Namespace) -> dict:
     """The flags the user actually gave, as config keys."""
-    values = {dest: getattr(args, dest) for _, dest, _, _ in _FLAGS}
-    values["nesterov"] = args.nesterov
-    values["seeds"] = args.seeds
-    values["tensorboard"] = args.tensorboard
-    if args.loss_weight:
-        values["loss_weights"] = dict(_loss_weight(item) for item in args.loss_weight)
-    return {k: v for k, v in values.items() if v is not None}
+    from harness.config_io import given_values
+    from harness.train.config import TrainConfig
 
-
-def _seed_list(text: str) -> list[int]:
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected integers separated by commas, got {text!r}")\
-            from None
+    return given_values(args, TrainConfig)
 
 
 def seed_runs(config) -> list:
@@ -89,16 +33,6 @@ def seed_runs(config) -> list:
         return [config]
     return [config.replace(seed=s, run=f"{config.run}-seed{s}", seeds=[])
             for s in config.seeds]
-
-
-def _loss_weight(item: str) -> tuple[str, float]:
-    from harness.train.config import ConfigError
-
-    head, _, weight = item.partition("=")
-    try:
-        return head.strip(), float(weight)
-    except ValueError:
-        raise ConfigError(f"--loss-weight expects HEAD=NUMBER, got {item!r}") from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,14 +9,13 @@ against the world (model registry, dataset file, encoder) live in
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.config_io import ConfigError  # one ConfigError for every config
+from harness.config_io import ConfigError, from_mapping, setting
 from harness.cpu import PRECISIONS as CPU_PRECISIONS
 from harness.train.distribute import STRATEGIES
 from harness.train.schedules import SCHEDULES, ScheduleSpec
@@ -36,8 +35,6 @@ BUDGET_UNITS = ("wall_s", "cpu_s", "samples")
 BUDGET_TICKS_PER_EPOCH = 1000
 
 
-
-
 @dataclass(frozen=True)
 class TrainConfig:
     """A supervised training run.
@@ -48,48 +45,59 @@ class TrainConfig:
     equals an L2 penalty ``(weight_decay / 2) ||w||^2``; with Adam it is AdamW.
     """
 
-    model: str = ""
-    data: str = ""
-    run: str = ""
-    runs_dir: str = "models"
-    train_split: str = "train"
-    val_split: str = "val"
-    encoder: str = ""  # empty: the dataset's default encoder
-    init: str = ""  # start from this checkpoint's weights (fresh optimizer), e.g. fine-tuning
-    epochs: int = 1
-    epoch_samples: int = 1_000_000
-    val_samples: int = 0  # 0: the whole validation split
-    batch_size: int = 128
-    optimizer: str = "sgd"
-    momentum: float = 0.9
-    nesterov: bool = False
-    lr: float = 0.01
-    lr_final: float = 2e-4
-    lr_schedule: str = "constant"
-    lr_step_epochs: float = 1.0
-    lr_step_factor: float = 0.1
-    lr_cycle_epochs: float = 0.25
-    # Linear warm-up from 0 over this fraction of the run (of the budget with one).
-    lr_warmup: float = 0.0
-    weight_decay: float = 1e-4
-    # Missing heads get the model's defaults (1, or Cazenave's "valN" for the value head).
-    loss_weights: dict[str, float] = field(default_factory=dict)
-    value_loss: str = "auto"  # auto: whatever the model's value head was built for
-    heads: tuple[str, ...] = ()  # extra heads to build (ownership, score); empty: model default
-    seed: int = 0
-    tensorboard: bool = True
-    precision: str = "auto"  # a Keras dtype policy or auto, see PRECISIONS
-    # tf.distribute strategy (harness.train.distribute): auto, none, mirrored, multi-worker.
-    strategy: str = "auto"
-    # A compute budget (0: none, train ``epochs`` x ``epoch_samples``). With a
-    # budget the run trains until it is spent, in ``epochs`` equal slices each
-    # ending with validation and a checkpoint, and the learning-rate schedule
-    # follows the fraction of the budget used, so runs of models of any speed
-    # get the same schedule shape and the same compute.
-    budget: float = 0.0
-    budget_unit: str = "wall_s"
-    # Repeat the run with each of these seeds (runs RUN-seed<S>); empty: ``seed`` only.
-    seeds: tuple[int, ...] = ()
+    model: str = setting("", "model name from the zoo, e.g. a0.small")
+    data: str = setting("", "positions file made by harness ingest")
+    run: str = setting("", "run name: files go to RUNS_DIR/RUN/ (default: the model name)")
+    runs_dir: str = setting("models", "where runs live")
+    train_split: str = setting("train", "split to train on")
+    val_split: str = setting("val", "split to validate on each epoch ('' for none)")
+    encoder: str = setting("", "input encoder (default: the dataset's)")
+    init: str = setting("", "start from this checkpoint's weights (new optimizer), e.g. "
+                        "fine-tuning")
+    epochs: int = setting(1, "number of epochs")
+    epoch_samples: int = setting(1_000_000, "samples per epoch (Cazenave: 1000000)")
+    val_samples: int = setting(0, "validate on at most this many samples (0: all)")
+    batch_size: int = setting(128, "batch size")
+    optimizer: str = setting("sgd", "sgd or adam")
+    momentum: float = setting(0.9, "SGD momentum")
+    nesterov: bool = setting(False, "Nesterov momentum")
+    lr: float = setting(0.01, "initial learning rate")
+    lr_final: float = setting(2e-4, "final learning rate (cosine, cyclical)")
+    lr_schedule: str = setting("constant", "constant, step, cosine or cyclical")
+    lr_step_epochs: float = setting(1.0, "step schedule: epochs between decays")
+    lr_step_factor: float = setting(0.1, "step schedule: factor per decay")
+    lr_cycle_epochs: float = setting(0.25, "cyclical schedule: period in epochs")
+    lr_warmup: float = setting(
+        0.0, "linear warm-up from 0 over this fraction of the run (or of the budget)")
+    weight_decay: float = setting(1e-4, "decoupled weight decay on kernels")
+    loss_weights: dict[str, float] = setting(
+        {}, "loss weight of a head, e.g. value=0.25 (repeatable; missing heads get the "
+        "model's defaults: 1, or Cazenave's valN for the value head)",
+        flag="--loss-weight", metavar="HEAD=W")
+    value_loss: str = setting("auto", "auto (whatever the model's value head was built for), "
+                              "mse (tanh head) or bce (sigmoid head)")
+    heads: tuple[str, ...] = setting(
+        (), "extra heads to build, comma separated (ownership,score); default: the model's")
+    seed: int = setting(0, "random seed")
+    tensorboard: bool = setting(True, "write TensorBoard logs")
+    precision: str = setting(
+        "auto", "auto (mixed_bfloat16 on CPUs with AMX/AVX512-BF16, else float32), float32, "
+        "mixed_bfloat16 or mixed_float16 (GPUs)")
+    strategy: str = setting(
+        "auto", "tf.distribute: auto (mirrored on 2+ GPUs), none, mirrored, multi-worker "
+        "(TF_CONFIG)")
+    # With a budget the run trains until it is spent, in ``epochs`` equal
+    # slices each ending with validation and a checkpoint, and the
+    # learning-rate schedule follows the fraction of the budget used, so runs
+    # of models of any speed get the same schedule shape and the same compute.
+    budget: float = setting(
+        0.0, "compute budget: train until spent, in --epochs slices (0: none, train epochs x "
+        "epoch_samples; unit --budget-unit)")
+    budget_unit: str = setting(
+        "wall_s", "wall_s (training wall seconds), cpu_s (process CPU seconds) or samples")
+    seeds: tuple[int, ...] = setting(
+        (), "repeat the run with each seed (runs RUN-seedS); default: seed only",
+        metavar="S,S,...")
 
     def __post_init__(self) -> None:
         problems = list(_problems(self))
@@ -129,7 +137,7 @@ class TrainConfig:
         return d
 
     def replace(self, **changes: Any) -> TrainConfig:
-        return from_mapping({**self.to_dict(), **changes}, "overrides")
+        return from_mapping(TrainConfig, {**self.to_dict(), **changes}, "overrides")
 
 
 def _problems(c: TrainConfig):
@@ -176,84 +184,3 @@ def _problems(c: TrainConfig):
             yield f"unknown head {head!r} in heads (choose from {', '.join(HEADS)})"
     if c.run and (os.sep in c.run or c.run in (".", "..")):
         yield f"run name {c.run!r} must be a plain directory name"
-
-
-_FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
-
-
-def from_mapping(values: dict[str, Any], source: str) -> TrainConfig:
-    """Build a config, rejecting unknown keys and wrong types with one line."""
-    unknown = sorted(set(values) - set(_FIELDS))
-    if unknown:
-        raise ConfigError(f"{source}: unknown config key {unknown[0]!r}")
-    kwargs = {key: _coerce(key, value, source) for key, value in values.items()}
-    try:
-        return TrainConfig(**kwargs)
-    except ConfigError as e:
-        raise ConfigError(f"{source}: {e}") from None
-
-
-def _coerce(key: str, value: Any, source: str) -> Any:
-    default = _FIELDS[key].default
-    if default is dataclasses.MISSING:  # default_factory: loss_weights
-        if not isinstance(value, dict):
-            raise ConfigError(f"{source}: {key} must be a table of head = weight")
-        return {str(k): float(v) if isinstance(v, int | float) else v for k, v in value.items()}
-    if key == "heads":
-        if isinstance(value, str):
-            value = [h for h in value.split(",") if h]
-        if not isinstance(value, list | tuple):
-            raise ConfigError(f"{source}: heads must be a list of head names")
-        return tuple(str(h) for h in value)
-    if key == "seeds":
-        if not isinstance(value, list | tuple) or not all(
-                isinstance(v, int) and not isinstance(v, bool) for v in value):
-            raise ConfigError(f"{source}: seeds must be a list of integers, got {value!r}")
-        return tuple(value)
-    want = type(default)
-    if want is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{source}: {key} must be true or false, got {value!r}")
-        return value
-    if want is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if not isinstance(value, want) or isinstance(value, bool):
-        raise ConfigError(f"{source}: {key} must be a {want.__name__}, got {value!r}")
-    return value
-
-
-def read_toml(path: str | Path) -> dict[str, Any]:
-    """A config file's keys (top level or under ``[train]``), unknown keys rejected."""
-    from harness.config_io import read_toml as read_any_toml
-
-    path = Path(path)
-    values = read_any_toml(path)
-    if isinstance(values.get("train"), dict):
-        values = {**values["train"], **{k: v for k, v in values.items() if k != "train"}}
-    unknown = sorted(set(values) - set(_FIELDS))
-    if unknown:
-        raise ConfigError(f"{path}: unknown config key {unknown[0]!r}")
-    return values
-
-
-def load_config(path: str | Path | None, overrides: dict[str, Any] | None = None) -> TrainConfig:
-    """TOML file then flag overrides."""
-    values = read_toml(path) if path is not None else {}
-    values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return from_mapping(values, str(path) if path is not None else "flags")
-
-
-def save_config(config: TrainConfig, path: Path) -> None:
-    from harness.files import atomic_json
-
-    atomic_json(path, config.to_dict(), sort_keys=True)
-
-
-def read_config(path: Path) -> TrainConfig:
-    try:
-        values = json.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no saved config (is this a training run directory?)") from None
-    except json.JSONDecodeError as e:
-        raise ConfigError(f"{path}: corrupt config ({e})") from None
-    return from_mapping(values, str(path))

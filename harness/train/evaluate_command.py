@@ -28,10 +28,11 @@ def default_stem(model: Path, data: Path, split: str) -> Path:
 
 def run_config_for(model: Path):
     """The training config of the run a checkpoint belongs to, if it is in one."""
-    from harness.train.config import ConfigError, read_config
+    from harness.config_io import read_saved_config
+    from harness.train.config import ConfigError, TrainConfig
 
     try:
-        return read_config(model.parent / "config.json")
+        return read_saved_config(TrainConfig, model.parent / "config.json")
     except ConfigError:
         return None
 

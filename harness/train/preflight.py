@@ -12,7 +12,8 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from harness.train.config import ConfigError, TrainConfig, load_config, read_toml
+from harness.config_io import check_keys, load_config, read_table
+from harness.train.config import ConfigError, TrainConfig
 from harness.train.run_dir import RunDir
 
 
@@ -25,10 +26,11 @@ def resolve_config(path: str | Path | None, overrides: dict[str, Any], *,
     not silently ignored.
     """
     if not resume:
-        config = load_config(path, overrides)
+        config = load_config(TrainConfig, path, overrides, table="train")
         return config if config.run else config.replace(run=config.model)
-    given = {**(read_toml(path) if path is not None else {}),
+    given = {**(read_table(path, "train") if path is not None else {}),
              **{k: v for k, v in overrides.items() if v is not None}}
+    check_keys(TrainConfig, given, str(path) if path is not None else "flags")
     run = given.get("run") or given.get("model")
     if not run:
         raise ConfigError("--resume needs the run: give --run NAME (or the config that made it)")

@@ -17,8 +17,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.config_io import read_saved_config, save_config
 from harness.files import atomic_path, atomic_write
-from harness.train.config import ConfigError, TrainConfig, read_config, save_config
+from harness.train.config import ConfigError, TrainConfig
 
 METRICS_COLUMNS = (
     "epoch", "step", "lr", "samples", "samples_per_s", "epoch_time_s", "wall_time_s",
@@ -72,7 +73,7 @@ class RunDir:
         self.write_state(RunState())
 
     def read_config(self) -> TrainConfig:
-        return read_config(self.config_path)
+        return read_saved_config(TrainConfig, self.config_path)
 
     def read_state(self) -> RunState:
         try:
