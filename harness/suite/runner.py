@@ -91,10 +91,9 @@ def ensure_dataset(config: SuiteConfig, progress: bool, log: Log) -> Path:
             workers=config.data.workers,
             seed=config.seed,
             resume=journal.exists(),
-            backend=config.backend,
-            ray_address=config.ray_address,
             overwrite=path.exists(),
             progress=progress,
+            **values_of(config, BackendSettings),
         )
     )
     log(f"ingested {result.games:,} games, {result.positions:,} positions into {path}")
