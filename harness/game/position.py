@@ -266,7 +266,7 @@ class Game:
 
     @classmethod
     def from_ascii(
-        cls, text: str, to_play: int = BLACK, komi: float = 7.5, rules: str = "superko"
+        cls, text: str, to_play: int = BLACK, komi: float = DEFAULT_KOMI, rules: str = "superko"
     ) -> Game:
         """A position from rows of ``X`` (Black), ``O`` (White) and ``.`` (empty)."""
         rows = [line.split() for line in text.strip().splitlines() if line.strip()]

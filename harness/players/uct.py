@@ -25,7 +25,7 @@ from numba import njit
 
 from harness.game import board as K
 from harness.game.geometry import BLACK, EMPTY
-from harness.game.position import Game
+from harness.game.position import DEFAULT_KOMI, Game
 from harness.players.base import RESIGN, SearchBudget
 
 UNEXPANDED = -1
@@ -303,7 +303,7 @@ def _cleared(tree: UCTTree) -> UCTTree:
     return tree
 
 
-def uct_playout_rate(size: int = 9, seconds: float = 2.0, komi: float = 7.5) -> float:
+def uct_playout_rate(size: int = 9, seconds: float = 2.0, komi: float = DEFAULT_KOMI) -> float:
     """UCT simulations per second from the empty board (one core), for the bench."""
     game = Game(size, komi)
     player = UCTPlayer(playouts=None, move_time=0.05, seed=1)
