@@ -25,6 +25,7 @@ from harness.data.convert import ConvertSettings, convert_record, normalise_rule
 from harness.data.journal import Journal, JournalState, JournalWriter, partial_path
 from harness.data.report import write_report
 from harness.data.rows import Outcome
+from harness.distributed import BackendSettings
 
 DEFAULT_MAX_MEMBER_BYTES = 1 << 30
 
@@ -33,8 +34,10 @@ class IngestError(ValueError):
     """An ingest that cannot start; the message is one line."""
 
 
-@dataclass
-class IngestConfig:
+@dataclass(frozen=True, kw_only=True)
+class IngestConfig(BackendSettings):
+    """An ingest; ``backend = "ray"`` converts the shards on Ray (harness.distributed.shards)."""
+
     sources: list[str]
     output: Path
     board_size: int = 19
@@ -57,8 +60,6 @@ class IngestConfig:
     progress: bool = True
     limit: int | None = None  # read only the first N records of the sources
     stop_after_records: int | None = None  # testing aid: stop (uncommitted) after N records
-    backend: str = "local"  # or "ray": shards on a Ray cluster (harness.distributed.shards)
-    ray_address: str = ""  # join this cluster; empty: a local Ray instance
 
     @property
     def convert_settings(self) -> ConvertSettings:
@@ -323,13 +324,12 @@ def ingest(config: IngestConfig) -> IngestResult:
     start = time.perf_counter()
     check_config(config)
     output = Path(config.output)
-    from harness.distributed.backend import BackendError, check_backend, import_ray
+    from harness.distributed.backend import BackendError, import_ray
 
     try:
-        check_backend(config.backend)
         if config.backend == "ray":
             import_ray()  # before any file is touched
-    except (BackendError, ValueError) as exc:
+    except BackendError as exc:
         raise IngestError(str(exc)) from None
     if output.suffix != ".h5":
         raise IngestError(f"{output}: the output name must end in .h5")
