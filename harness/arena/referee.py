@@ -13,7 +13,8 @@ Players are untrusted, and one rule decides what a failure costs:
 Neither ever stops a tournament.
 The harness's own Tromp-Taylor count decides scored games; engines that keep
 their own count (GNU Go and other GTP programs) are asked for ``final_score``
-and their answer is kept beside ours when the two disagree (SPEC section 11).
+and their answer is kept beside ours when the two disagree, so a
+disagreement about the dead stones is visible in the results, not silent.
 """
 
 from __future__ import annotations
