@@ -28,9 +28,19 @@ def _package(path: Path) -> str:
     return parts[0]
 
 
+def _nodes(tree: ast.AST):
+    """Every node, except those under ``if TYPE_CHECKING:`` (never run)."""
+    for child in ast.iter_child_nodes(tree):
+        test = child.test if isinstance(child, ast.If) else None
+        if test is not None and "TYPE_CHECKING" in ast.unparse(test):
+            continue
+        yield child
+        yield from _nodes(child)
+
+
 def _imports(path: Path):
     """(imported package, imported names, line) for every ``harness.*`` import."""
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in _nodes(ast.parse(path.read_text(), filename=str(path))):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             if node.module.startswith("harness."):
                 yield node.module.split(".")[1], [a.name for a in node.names], node.lineno
@@ -49,6 +59,67 @@ def _edges():
         for target, names, line in _imports(path):
             if target != source and target != "__init__" and not target.startswith("__"):
                 yield source, target, names, f"{path.relative_to(ROOT)}:{line}"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _module_graph() -> dict[str, set[str]]:
+    """Module -> the harness modules it imports (``from pkg import sub`` names ``pkg.sub``)."""
+    files = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {name: set() for name in files}
+    for name, path in files.items():
+        for node in _nodes(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in files:
+                subs = {f"{node.module}.{a.name}" for a in node.names} & files.keys()
+                graph[name] |= subs if len(subs) == len(node.names) else {*subs, node.module}
+            elif isinstance(node, ast.Import):
+                graph[name] |= {a.name for a in node.names} & files.keys()
+        graph[name].discard(name)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Groups of modules that import each other, directly or around a loop (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return groups
+
+
+def test_no_modules_import_each_other_in_a_cycle():
+    assert _cycles(_module_graph()) == []
+
+
+def test_the_cycle_finder_finds_a_loop_of_three():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]
 
 
 def test_every_package_has_a_place_in_the_chain():

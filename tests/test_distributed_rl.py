@@ -12,6 +12,7 @@ import pytest
 from harness.config_io import from_mapping
 from harness.files import read_json
 from harness.rl.config import RLConfig
+from harness.rl.remote import SelfPlayActors
 from harness.rl.run import RLRun
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
@@ -101,8 +102,13 @@ def test_a_generation_cut_short_locally_is_finished_on_ray_as_locally(tmp_path):
         play_generation(evaluator, cut, 1, buffer, run_dir, log=lambda _: None)  # "killed"
         first = [p.read_bytes() for p in buffer.committed_parts(1)]
         resumed = dataclasses.replace(full, backend=backend)
-        play_generation(evaluator, resumed, 1, buffer, run_dir, log=lambda _: None,
-                        checkpoint=checkpoint)
+        actors = SelfPlayActors(resumed) if backend == "ray" else None
+        try:
+            play_generation(evaluator, resumed, 1, buffer, run_dir, log=lambda _: None,
+                            checkpoint=checkpoint, actors=actors)
+        finally:
+            if actors is not None:
+                actors.close()
         parts = buffer.committed_parts(1)
         assert [p.name for p in parts] == [f"game-{n:06d}.h5" for n in range(5)]
         assert [p.read_bytes() for p in parts[:3]] == first  # kept as they were

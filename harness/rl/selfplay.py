@@ -103,9 +103,9 @@ def play_generation(
 
     ``evaluator`` is the self-play network behind the search's Evaluator
     interface (local backend). On the Ray backend the games are played by
-    ``actors`` (a :class:`harness.rl.remote.SelfPlayActors`, one
-    made for this call if None) with the weights of ``checkpoint``; either way
-    this process commits every game, in game order.
+    ``actors`` (the caller's :class:`harness.rl.remote.SelfPlayActors`, which
+    outlive a generation) with the weights of ``checkpoint``; either way this
+    process commits every game, in game order.
     """
     done = buffer.games_committed(generation)
     progress = read_json(progress_path(run_dir, generation),
@@ -131,18 +131,11 @@ def play_generation(
         atomic_json(progress_path(run_dir, generation), progress, sort_keys=True)
 
     if config.backend == "ray":
-        from harness.rl.remote import SelfPlayActors
-
-        if checkpoint is None:
-            raise ValueError("the ray backend needs the checkpoint file of the self-play network")
-        owned = actors is None
-        actors = actors or SelfPlayActors(config)
-        try:
-            for number, record, evaluations in actors.play(units, checkpoint):
-                commit(number, record, evaluations)
-        finally:
-            if owned:
-                actors.close()
+        if checkpoint is None or actors is None:
+            raise ValueError("the ray backend plays with the caller's SelfPlayActors "
+                             "(harness.rl.remote) and the self-play network's checkpoint file")
+        for number, record, evaluations in actors.play(units, checkpoint):
+            commit(number, record, evaluations)
         return progress
 
     finished_evals = 0
