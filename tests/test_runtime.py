@@ -122,11 +122,44 @@ def test_auto_runs_a_frozen_model_through_a_checked_runtime(frozen):
     np.testing.assert_allclose(v, w, atol=TOLERANCE)
 
 
-def test_auto_keeps_keras_for_a_model_that_trains_in_memory():
+def test_a_model_that_trains_in_memory_is_exported_to_a_graph_that_does_not_outlive_it(
+        tmp_path, monkeypatch):
+    monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    tempfile.tempdir = None  # read TMPDIR again
+    try:
+        model = build_model("a0.tiny", SIZE, PLANES, seed=0)
+        evaluator = NetworkEvaluator(model, "agz17", SIZE, EvaluatorConfig(batch_size=8),
+                                     inference="onnx")
+        assert list(tmp_path.iterdir()) == []  # nothing cached, the temporary graph removed
+        first = evaluator.runtime
+        evaluator.clear_cache()  # same weights: the export is kept
+        assert evaluator.runtime is first
+    finally:
+        tempfile.tempdir = None
+
+
+def test_evaluations_from_two_threads_match_one_at_a_time():
+    from concurrent.futures import ThreadPoolExecutor
+
     model = build_model("a0.tiny", SIZE, PLANES, seed=0)
-    evaluator = NetworkEvaluator(model, "agz17", SIZE, EvaluatorConfig(batch_size=8),
-                                 inference="auto")
-    assert set(evaluator.runtime.choice.by_shape.values()) == {"keras"}
+    config = EvaluatorConfig(batch_size=16, cache_size=64)
+    rng = np.random.default_rng(1)
+    batches = []
+    for _ in range(6):
+        stones = rng.integers(0, 3, (12, 8, SIZE * SIZE)).astype(np.int8)
+        to_play = rng.choice(np.array([1, 2], np.int8), 12)
+        legal = np.concatenate([stones[:, -1, :] == 0, np.ones((12, 1), bool)], axis=1)
+        batches.append((stones, to_play, legal))
+    alone = NetworkEvaluator(model, "agz17", SIZE, config, inference="keras")
+    expected = [alone.evaluate(*b) for b in batches]
+    shared = NetworkEvaluator(model, "agz17", SIZE, config, inference="keras")
+    with ThreadPoolExecutor(2) as pool:
+        got = list(pool.map(lambda b: shared.evaluate(*b), batches))
+    for (p, v), (q, w) in zip(got, expected, strict=True):
+        np.testing.assert_allclose(p, q, atol=1e-6)
+        np.testing.assert_allclose(v, w, atol=1e-6)
+    assert shared.positions == alone.positions
 
 
 def test_a_forced_export_follows_new_weights_after_clear_cache(tmp_path, monkeypatch):

@@ -279,6 +279,38 @@ def test_batched_equals_one_at_a_time(per_game):
         assert result.root_value == single.root_value
 
 
+@pytest.mark.parametrize("per_game", [1, 3])
+def test_overlapped_groups_search_exactly_as_without_overlap(per_game):
+    # Each tree depends only on its own evaluations, so evaluating the two
+    # slot groups on worker threads beside the tree work changes nothing.
+    games = [random_game(7, n, seed=20 + n) for n in (0, 2, 5, 9, 14, 21)]
+    options = dict(value="material", priors="pattern", scale=10.0, playouts=60,
+                   leaves_per_game=per_game)
+    plain, _ = searcher(games[0], games=len(games), **options)
+    overlapped, _ = searcher(games[0], games=len(games), overlap=True, **options)
+    for a, b in zip(plain.search(games), overlapped.search(games), strict=True):
+        np.testing.assert_array_equal(a.visits, b.visits)
+        assert a.root_value == b.root_value
+    assert overlapped.evaluations == plain.evaluations
+    overlapped.close()
+
+
+def test_stopping_an_overlapped_search_reports_each_result_once():
+    games = [random_game(7, n, seed=n) for n in (1, 3, 6, 8)]
+    search, _ = searcher(games[0], games=4, overlap=True, playouts=30)
+    for i, game in enumerate(games):
+        search.start(i, game, playouts=30 if i else 3)
+    results = dict(search.step())  # both groups are in flight now
+    stopped = search.stop(0)  # the evaluation carrying slot 0 lands first
+    assert stopped.visits.sum() <= 3
+    while search.searching:
+        for slot, result in search.step():
+            assert slot not in results and slot != 0
+            results[slot] = result
+    assert sorted(results) == [1, 2, 3]
+    assert all(r.visits.sum() == 30 for r in results.values())
+
+
 def test_start_and_step_keep_slots_independent():
     games = [random_game(7, n, seed=n) for n in (2, 4)]
     search, _ = searcher(games[0], games=2, playouts=40)

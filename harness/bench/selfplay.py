@@ -15,8 +15,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 
 from harness.files import show_table
+from harness.search.runtime import add_inference_argument
 
 HELP = "self-play network evaluations/s vs the bare model, games/hour, UCT playouts/s"
 HEADER = ("measure", "value", "unit", "notes")
@@ -41,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", type=int, default=0, help="evaluation cache entries")
     parser.add_argument("--symmetry", default="random", help="random, none or 0..7")
     parser.add_argument("--forward", default="function", choices=("function", "predict_on_batch"))
+    parser.add_argument("--overlap", action="store_true",
+                        help="overlap tree work with the network ([mcts] overlap)")
+    parser.add_argument("--threads", type=int, default=None,
+                        help="threads per network pass ([evaluator] threads; default 1 "
+                        "with --overlap, else 0: the runtime's default)")
+    add_inference_argument(parser)
     parser.add_argument("--bare-seconds", type=float, default=1.0,
                         help="length of each bare-model burst")
     parser.add_argument("--bare-every", type=float, default=15.0,
@@ -81,8 +89,8 @@ class _Interleaved:
     the same machine load (other jobs share the cores), and the self-play
     counters with those bursts left out."""
 
-    def __init__(self, evaluator, search, batch: int, every: float, burst: float):
-        self.evaluator, self.search, self.batch = evaluator, search, batch
+    def __init__(self, evaluator, bare, search, batch: int, every: float, burst: float):
+        self.evaluator, self.bare, self.search, self.batch = evaluator, bare, search, batch
         self.every, self.burst = every, burst
         self.bare_positions, self.bare_seconds = 0, 0.0
         self.paused = 0.0  # wall time spent in bursts
@@ -92,8 +100,9 @@ class _Interleaved:
     def __call__(self, slot, record) -> None:
         now = time.perf_counter()
         if now - self.last >= self.every:
+            self.search.drain()  # the burst must not share the network with an evaluation
             positions, seconds = self.evaluator.positions, self.evaluator.seconds
-            n, t = bare_rate(self.evaluator, self.batch, self.burst)
+            n, t = bare_rate(self.bare, self.batch, self.burst)
             self.evaluator.positions, self.evaluator.seconds = positions, seconds
             self.bare_positions += n
             self.bare_seconds += t
@@ -111,30 +120,33 @@ def measure(args: argparse.Namespace) -> list[tuple]:
     size = args.board_size
     encoder = get_encoder(args.encoder)
     model = _load_model(args.model, size, encoder.planes)
-    batch = args.games * args.leaves
+    # Positions per network call: with overlap each half of the slots has its own calls.
+    batch = args.games * args.leaves // (2 if args.overlap and args.games >= 2 else 1)
     symmetry = int(args.symmetry) if args.symmetry.isdigit() else args.symmetry
-    evaluator = NetworkEvaluator(
-        model, encoder, size,
-        EvaluatorConfig(batch_size=batch, symmetry=symmetry, cache_size=args.cache,
-                        forward=args.forward, seed=args.seed),
-    )
+    threads = args.threads if args.threads is not None else (1 if args.overlap else 0)
+    settings = EvaluatorConfig(batch_size=batch, symmetry=symmetry, cache_size=args.cache,
+                               forward=args.forward, seed=args.seed, threads=threads)
+    evaluator = NetworkEvaluator(model, encoder, size, settings, inference=args.inference)
+    # The bare figure is the runtime as a lone caller runs it: every core to one pass.
+    bare = evaluator if not threads else NetworkEvaluator(
+        model, encoder, size, replace(settings, threads=0), inference=args.inference)
     config = MCTSConfig(playouts=args.playouts, leaves_per_game=args.leaves,
-                        temperature_moves=args.opening)
+                        temperature_moves=args.opening, overlap=args.overlap)
     search = BatchedSearch(evaluator, config, games=args.games, seed=args.seed)
     total = args.total_games or 1_000_000
     # Compile the kernels and the graph outside the timed run.
     play_games(search, 1, komi=args.komi, max_moves=2, seed=args.seed)
-    bare_rate(evaluator, batch, 1.0)
+    bare_rate(bare, batch, 1.0)
     search.searches = 0
-    probe = _Interleaved(evaluator, search, batch, args.bare_every, args.bare_seconds)
+    probe = _Interleaved(evaluator, bare, search, batch, args.bare_every, args.bare_seconds)
     start = time.perf_counter()
     records = play_games(search, total, komi=args.komi, seed=args.seed, on_move=probe,
                          stop_after=args.seconds)
     elapsed = time.perf_counter() - start - probe.paused
     if probe.bare_seconds == 0:
-        n, t = bare_rate(evaluator, batch, args.bare_seconds)
+        n, t = bare_rate(bare, batch, args.bare_seconds)
         probe.bare_positions, probe.bare_seconds = n, t
-    bare = probe.bare_positions / probe.bare_seconds
+    bare_speed = probe.bare_positions / probe.bare_seconds
 
     # Rates come from the steady state: from the moment every slot has made a
     # move to the last move made, so that neither the start (all searches
@@ -148,13 +160,15 @@ def measure(args: argparse.Namespace) -> list[tuple]:
     moves = last[1] - first[1]
     rate = moves / window
     network_share = (last[3] - first[3]) / window
-    name = f"{model.name} {size}x{size} batch {batch}"
+    runtime = evaluator.runtime.choice.describe()
+    name = f"{model.name} {size}x{size} batch {batch}, {runtime}"
     rows: list[tuple] = [
-        ("bare model evaluations", bare, "positions/s",
+        ("bare model evaluations", bare_speed, "positions/s",
          f"{name}, {probe.bare_seconds:.0f} s in bursts between self-play moves"),
         ("self-play evaluations", evals, "positions/s",
-         f"{args.games} games x {args.leaves} leaves, {args.playouts} playouts"),
-        ("self-play / bare", evals / bare, "ratio", "goal >= 0.9"),
+         f"{args.games} games x {args.leaves} leaves, {args.playouts} playouts"
+         + (", tree work overlapped" if args.overlap else "")),
+        ("self-play / bare", evals / bare_speed, "ratio", "goal >= 0.9"),
         ("network share of self-play", network_share, "fraction", "time inside forward passes"),
         ("self-play moves", rate, "moves/s",
          f"{(last[2] - first[2]) / max(moves, 1):.0f} evaluations per move, {window:.0f} s"),

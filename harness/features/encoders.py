@@ -98,7 +98,7 @@ def history_window(history: list[np.ndarray], length: int, points: int) -> np.nd
 # --- plane groups shared by several encoders --------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _load(board, row):
     """Copy a stored position, treating any value but BLACK/WHITE as empty."""
     for p in range(row.shape[0]):
@@ -106,7 +106,7 @@ def _load(board, row):
         board[p] = v if v in (BLACK, WHITE) else EMPTY
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _own_opponent_history(o, hist, me, steps, ch):
     """Own then opponent stones for the last ``steps`` positions, newest first.
 
@@ -122,7 +122,7 @@ def _own_opponent_history(o, hist, me, steps, ch):
             o[p, ch + 2 * t + 1] = 1.0 if v == opp else 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _new_labels(points):
     """Arrays :func:`label_strings` fills: head, liberty count, first two liberties."""
     return (
@@ -145,7 +145,7 @@ _AGZ_NAMES = (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _agz17(hist, to_play, nbr, size, out):
     """AlphaGo Zero inputs (Methods, 'Neural network architecture'): see ``AGZ17.source``."""
     for n in range(hist.shape[0]):
@@ -194,7 +194,7 @@ _CAZENAVE_NAMES = (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _cazenave21(hist, to_play, nbr, size, out):
     """Golois inputs (cazenave-mobile-networks-go III and IV.E): see ``CAZENAVE21.source``.
 
@@ -255,7 +255,7 @@ _QIQIAO_NAMES = (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _qiqiao10(hist, to_play, nbr, size, out):
     """Qiqiao inputs (qiqiao-go-policy-value-net section 1): see ``QIQIAO10.source``.
 
@@ -295,7 +295,7 @@ QIQIAO10 = Encoder(
 # --- mao3 ------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mao3(hist, to_play, nbr, size, out):
     """MAO inputs (mao-network-go section 2.2, a 19x19x3 tensor): see ``MAO3.source``."""
     for n in range(hist.shape[0]):
@@ -320,7 +320,7 @@ MAO3 = Encoder(
 # --- nogo ------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _nogo(hist, to_play, nbr, size, out):
     """NoGoZero+ inputs (nogozero-plus-garb 3.2.4): AlphaZero planes + 4 liberty planes.
 

@@ -13,11 +13,23 @@ evaluator call, and expands and backs them up (compiled). Two ways to drive it:
 Trees are reused between moves: ``advance(i, move)`` keeps the played move's
 subtree, and ``start`` also follows moves played since the slot's last search
 (the opponent's reply in a two-player match) when they lie inside the tree.
+
+With ``config.overlap`` the slots form two groups, each with its own leaf
+buffer, and ``step()`` pipelines them: each group's leaves are evaluated on a
+worker thread of their own while the main thread lands the other group's
+evaluation (expand, back up, report finished searches) and gathers its next
+leaves. On a CPU the tree work then runs beside the network instead of
+between its calls, and two one-thread network passes run side by side (give
+the evaluator ``threads = 1``). Each tree is searched as it would be alone,
+but the two groups reach the evaluator's shared cache and random symmetries
+in whichever order the threads arrive, so overlapped self-play is not
+bit-for-bit reproducible from its seed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -102,7 +114,15 @@ class BatchedSearch:
         self.tree = T.new_tree(self.games, 1)
         self._spare = T.new_tree(1, 1)
         self._order = np.zeros(1, np.int32)
-        self.leaves: Leaves = new_leaves(self.games * self.per_game, 2, self.history, self.points)
+        # Slot groups: one, or two halves that take turns on the network.
+        halves = 2 if self.config.overlap and self.games >= 2 else 1
+        self._groups = [np.arange(self.games) * halves // self.games == h for h in range(halves)]
+        self._group_leaves: list[Leaves] = [
+            new_leaves(int(group.sum()) * self.per_game, 2, self.history, self.points)
+            for group in self._groups
+        ]
+        self._inflight: list[Future | None] = [None] * halves
+        self._worker = ThreadPoolExecutor(halves, "search-eval") if halves > 1 else None
         self._ensure_room(self.config.max_playouts)
         self.slots = new_slots(self.games, self.points)
         self.roots = K.new_boards(self.games, self.size)
@@ -120,15 +140,17 @@ class BatchedSearch:
         if playouts <= self._playouts_room:
             return
         self._playouts_room = playouts
+        self.drain()  # no group may be in flight while its buffers are replaced
         capacity = self.config.max_nodes or T.node_capacity(playouts, self.points)
         if self.tree.move.shape[1] < capacity:
             self.tree = T.grow_tree(self.tree, capacity)
             self._spare = T.new_tree(1, capacity)
             self._order = np.zeros(capacity, np.int32)
         depth = playouts + 2  # a path adds at most one new node per visit
-        if self.leaves.path.shape[1] < depth:
-            count = self.leaves.game.shape[0]
-            self.leaves = new_leaves(count, depth, self.history, self.points)
+        for i, leaves in enumerate(self._group_leaves):
+            if leaves.path.shape[1] < depth:
+                count = leaves.game.shape[0]
+                self._group_leaves[i] = new_leaves(count, depth, self.history, self.points)
 
     # --- slots --------------------------------------------------------------
     def reset(self, index: int | None = None) -> None:
@@ -268,10 +290,16 @@ class BatchedSearch:
         controls: step until the clock runs out, then stop)."""
         if not self._info[index].searching:
             raise RuntimeError(f"slot {index} is not searching")
+        self.drain()
+        for k, (slot, result) in enumerate(self._done):
+            if slot == index:  # it finished in the evaluation just landed
+                del self._done[k]
+                return result
         return self._finish_slot(index)
 
     def abandon(self) -> None:
         """Stop every search in progress without results (trees are cleared)."""
+        self.drain()
         for g in np.flatnonzero(self.slots.active):
             self.slots.active[g] = False
             self._info[g].searching = False
@@ -281,36 +309,79 @@ class BatchedSearch:
     # --- stepping -----------------------------------------------------------
     @property
     def searching(self) -> int:
-        """Slots still searching."""
-        return int(self.slots.active.sum())
+        """Searches still running or finished but not yet reported by ``step``."""
+        return int(self.slots.active.sum()) + len(self._done)
 
     def step(self) -> list[tuple[int, SearchResult]]:
-        """One batched evaluation; returns (slot, result) for searches that ended."""
-        done, self._done = self._done, []
-        s = self.slots
-        if not s.active.any():
-            return done
-        n = gather(
-            self.tree, s, self.roots, self.root_rows, self.scratch, self.leaves,
-            self.params, self.per_game, self._geo,
-        )
-        if n:
-            leaves = self.leaves
-            policy, value = self.evaluator.evaluate(
-                leaves.rows[:n], leaves.to_play[:n], leaves.legal[:n]
-            )
-            finish(
-                self.tree, s, leaves, n, np.ascontiguousarray(policy, np.float32),
-                np.ascontiguousarray(value, np.float64), self.params,
-            )
-            self.evaluations += n
+        """One batched evaluation per slot group; returns (slot, result) for
+        searches that ended."""
+        for group in range(len(self._groups)):
+            self._land_inflight(group)
+            n = self._gather(group)
+            if n and self._worker is not None:
+                self._inflight[group] = self._worker.submit(self._evaluate, group, n)
+            else:
+                self._land(group, n, self._evaluate(group, n) if n else None)
         self.steps += 1
-        tree = self.tree
-        for g in np.flatnonzero(s.active):
+        done, self._done = self._done, []
+        return done
+
+    def _gather(self, group: int) -> int:
+        """Collect the group's leaves into its buffer; returns how many need the network."""
+        s = self.slots
+        active = s.active & self._groups[group]
+        if not active.any():
+            return 0
+        return gather(
+            self.tree, s._replace(active=active), self.roots, self.root_rows, self.scratch,
+            self._group_leaves[group], self.params, self.per_game, self._geo,
+        )
+
+    def _evaluate(self, group: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The network's answer for the group's first ``n`` leaves. It reads
+        only the group's leaf buffer, so it may run beside tree work on the
+        other group's slots and beside the other group's evaluation."""
+        leaves = self._group_leaves[group]
+        policy, value = self.evaluator.evaluate(
+            leaves.rows[:n], leaves.to_play[:n], leaves.legal[:n]
+        )
+        return np.ascontiguousarray(policy, np.float32), np.ascontiguousarray(value, np.float64)
+
+    def _land(self, group: int, n: int, outputs: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """Expand and back up the group's evaluated leaves (if any), then queue
+        the group's searches that reached their target (a step without leaves
+        can finish searches too: terminal leaves are backed up while gathering)."""
+        if n:
+            policy, value = outputs
+            finish(self.tree, self.slots, self._group_leaves[group], n, policy, value,
+                   self.params)
+            self.evaluations += n
+        s, tree = self.slots, self.tree
+        for g in np.flatnonzero(s.active & self._groups[group]):
             expanded = tree.first[g, T.ROOT] >= 0
             if expanded and tree.visits[g, T.ROOT] - 1 >= s.target[g]:
-                done.append((int(g), self._finish_slot(int(g))))
-        return done
+                self._done.append((int(g), self._finish_slot(int(g))))
+
+    def _land_inflight(self, group: int) -> None:
+        future = self._inflight[group]
+        if future is not None:
+            self._inflight[group] = None
+            policy, value = future.result()
+            self._land(group, policy.shape[0], (policy, value))
+
+    def drain(self) -> None:
+        """Land every evaluation in flight; the searches they finish wait in
+        ``_done`` for the next ``step``."""
+        for group in range(len(self._inflight)):
+            self._land_inflight(group)
+
+    def close(self) -> None:
+        """Land what is in flight and stop the evaluation thread; later steps
+        evaluate on the calling thread."""
+        self.drain()
+        if self._worker is not None:
+            self._worker.shutdown()
+            self._worker = None
 
     def _finish_slot(self, g: int) -> SearchResult:
         s, tree = self.slots, self.tree

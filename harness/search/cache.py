@@ -17,7 +17,7 @@ PROBES = 4
 _MIX = np.uint64(0x9E3779B97F4A7C15)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def position_keys(rows, to_play, zob, out):
     """64-bit key of each network input: every history row's Zobrist hash and
     the side to move, mixed so that the order of the rows matters."""
@@ -35,7 +35,7 @@ def position_keys(rows, to_play, zob, out):
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _lookup(keys, table_keys, table_logits, table_values, logits, values, hit):
     mask = table_keys.shape[0] - 1
     found = 0
@@ -56,7 +56,7 @@ def _lookup(keys, table_keys, table_logits, table_values, logits, values, hit):
     return found
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _insert(keys, logits, values, table_keys, table_logits, table_values):
     mask = table_keys.shape[0] - 1
     for i in range(keys.shape[0]):

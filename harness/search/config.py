@@ -90,6 +90,12 @@ class MCTSConfig:
     c_visit: float = 50.0
     c_scale: float = 1.0
     q_normalisation: str = "range"
+    # Overlap tree work with the network (self-play with many slots): the
+    # slots split into two groups, and while one group's leaves are being
+    # evaluated on a worker thread the main thread expands, backs up and
+    # gathers the other's. Each group still searches exactly as it would
+    # alone; only the order of the steps changes.
+    overlap: bool = False
 
     def __post_init__(self) -> None:
         if self.pass_rule not in PASS_RULES:
@@ -160,8 +166,15 @@ class EvaluatorConfig:
     policy_temperature: float = 1.0
     forward: str = "function"
     seed: int | None = None
+    # Threads one forward pass may use (0: the runtime's default, every core).
+    # Overlapped self-play ([mcts] overlap) evaluates its two slot groups side
+    # by side, and two one-thread passes outrun one two-thread pass on two
+    # cores (harness bench selfplay --overlap).
+    threads: int = 0
 
     def __post_init__(self) -> None:
+        if self.threads < 0:
+            raise ValueError(f"threads must be >= 0, got {self.threads}")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
         if isinstance(self.symmetry, str):

@@ -15,6 +15,7 @@ and kernels for every new shape costs more than the padding.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from typing import Protocol, runtime_checkable
 
@@ -49,7 +50,7 @@ class Evaluator(Protocol):
         ...
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def masked_softmax(logits, legal, inv_temperature, out):
     """Softmax over the legal moves only; uniform over them if the logits are
     not finite (a broken network must not stop a long self-play run)."""
@@ -136,6 +137,11 @@ class NetworkEvaluator:
     ``inference`` picks the runtime (``auto``, ``keras``, ``onnx``,
     ``openvino``; None: ``$HARNESS_INFERENCE`` or ``auto``); ``runtime.choice``
     says which one runs each batch shape.
+
+    ``evaluate`` may be called from two threads at once (overlapped search):
+    each thread encodes into its own input buffer and runs the network
+    unlocked; the cache, the symmetry draws and the counters are shared
+    under a lock.
     """
 
     def __init__(self, model, encoder, size: int, config: EvaluatorConfig | None = None,
@@ -156,14 +162,14 @@ class NetworkEvaluator:
         self._zobrist = geometry(self.size).zobrist
         self._rng = np.random.default_rng(self.config.seed)
         self._shapes = batch_shapes(self.config.batch_size)
-        self._x = np.zeros(
-            (self.config.batch_size, self.size, self.size, self.planes), np.float32
-        )
+        self._local = threading.local()  # each calling thread's input buffer
+        self._lock = threading.Lock()
         self.cache = (
             EvalCache(self.config.cache_size, self.moves) if self.config.cache_size else None
         )
         self._sources: np.ndarray | None = None
         self.inference = inference or default_inference()
+        self._weights = ""
         self._forward = self._select_runtime()
         self.positions = 0  # positions the network evaluated (cache misses)
         self.calls = 0  # forward passes run
@@ -190,9 +196,22 @@ class NetworkEvaluator:
     def _select_runtime(self):
         """The forward pass: Keras, or an export of it that agrees with Keras
         and runs faster here (:mod:`harness.search.runtime`)."""
+        if self.inference != "keras" and frozen_source(self.model) is None:
+            from harness.nets.export import weights_hash
+
+            self._weights = weights_hash(self.model)  # what an export would hold
         return select_forward(self.model, self.inference, self._shapes,
                               value_head=self.config.value_head,
-                              keras_mode=self.config.forward, log=_log.info)
+                              keras_mode=self.config.forward, log=_log.info,
+                              threads=self.config.threads)
+
+    def _input(self) -> np.ndarray:
+        """This thread's padded input buffer."""
+        x = getattr(self._local, "x", None)
+        if x is None:
+            x = self._local.x = np.zeros(
+                (self.config.batch_size, self.size, self.size, self.planes), np.float32)
+        return x
 
     def forward(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Raw logits (N, P + 1) and values in [-1, 1] (N,) for encoded planes."""
@@ -211,20 +230,23 @@ class NetworkEvaluator:
         logits = np.empty((n, self.moves), np.float32)
         values = np.empty(n, np.float32)
         limit = self.config.batch_size
+        x, forward, calls = self._input(), self._forward, 0
         for start in range(0, n, limit):
             stop = min(start + limit, n)
             count = stop - start
-            fill(self._x[:count], start, stop)
+            fill(x[:count], start, stop)
             shape = next(s for s in self._shapes if s >= count)
-            p, v = self._forward(self._x[:shape])
+            p, v = forward(x[:shape])
             logits[start:stop] = p[:count]
             values[start:stop] = v[:count]
-            self.calls += 1
+            calls += 1
         if self.convention == "sigmoid":
             values = 2.0 * values - 1.0
         np.clip(np.nan_to_num(values, nan=0.0), -1.0, 1.0, out=values)
-        self.positions += n
-        self.seconds += time.perf_counter() - started
+        with self._lock:
+            self.calls += calls
+            self.positions += n
+            self.seconds += time.perf_counter() - started
         return logits, values
 
     def _symmetries(self, n: int) -> np.ndarray | None:
@@ -246,7 +268,8 @@ class NetworkEvaluator:
         """
         from harness.features.symmetry import transform_policy
 
-        ks = self._symmetries(stones.shape[0])
+        with self._lock:
+            ks = self._symmetries(stones.shape[0])
         if ks is not None:
             gather = self._point_sources()[ks][:, None, :]
             stones = np.take_along_axis(stones, gather, axis=2)
@@ -283,13 +306,15 @@ class NetworkEvaluator:
             keys = position_keys(stones, to_play, self._zobrist, np.empty(n, np.uint64))
             logits = np.empty((n, self.moves), np.float32)
             values = np.empty(n, np.float32)
-            hit = self.cache.lookup(keys, logits, values)
+            with self._lock:
+                hit = self.cache.lookup(keys, logits, values)
             miss = np.flatnonzero(~hit)
             if miss.size:
                 fresh_logits, fresh_values = self._network(stones[miss], to_play[miss])
                 logits[miss] = fresh_logits
                 values[miss] = fresh_values
-                self.cache.insert(keys[miss], fresh_logits, fresh_values)
+                with self._lock:
+                    self.cache.insert(keys[miss], fresh_logits, fresh_values)
         policy = np.empty((n, self.moves), np.float32)
         masked_softmax(logits, legal, 1.0 / self.config.policy_temperature, policy)
         return policy, values
@@ -303,11 +328,14 @@ class NetworkEvaluator:
         """Forget cached outputs (call after changing the model's weights).
 
         An exported graph holds the weights it was exported with, so a model
-        that is not frozen to a file is exported again (keyed by its new
-        weights) when it runs through one.
+        that is not frozen to a file and runs through one is exported again
+        when its weights have changed since.
         """
         if self.cache is not None:
             self.cache.clear()
         exported = set(self._forward.choice.by_shape.values()) != {"keras"}
         if exported and frozen_source(self.model) is None:
-            self._forward = self._select_runtime()
+            from harness.nets.export import weights_hash
+
+            if weights_hash(self.model) != self._weights:
+                self._forward = self._select_runtime()

@@ -12,17 +12,23 @@ evaluator uses, alternating the candidates, and each shape runs on the
 runtime fastest at the nearer of the two.
 
 An exported runtime is used only when its outputs agree with Keras within
-:data:`TOLERANCE` (policy probabilities and values, absolute). ``auto`` uses an
-export only for models loaded from a ``.keras`` file whose weights do not
-change afterwards (players, GTP, tournaments: :func:`mark_frozen`); a model
-being trained in memory keeps Keras, since an exported graph would not follow
-its weights. ``HARNESS_INFERENCE`` (set by ``--inference``) forces a runtime
-in this process and its workers.
+:data:`TOLERANCE` (policy probabilities and values, absolute). A model loaded
+from a ``.keras`` file whose weights do not change afterwards (players, GTP,
+tournaments: :func:`mark_frozen`) is exported once and the graph cached beside
+the file. A model trained in memory (RL self-play) is exported from its
+current weights into a temporary file that lives only until the runtimes have
+read it; an exported graph does not follow later weight changes, so whoever
+changes the weights selects the runtime again (``NetworkEvaluator.clear_cache``
+does), which costs about a second per export on 9x9 here.
+``HARNESS_INFERENCE`` (set by ``--inference``) forces a runtime in this
+process and its workers.
 """
 
 from __future__ import annotations
 
 import os
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -110,13 +116,15 @@ def keras_forward(model, value_head: str = "value", mode: str = "function") -> F
     return forward
 
 
-def onnx_forward(path: str | os.PathLike, value_head: str = "value") -> Forward:
-    """ONNX Runtime on the CPU, all graph optimisations on."""
+def onnx_forward(path: str | os.PathLike, value_head: str = "value", threads: int = 0) -> Forward:
+    """ONNX Runtime on the CPU, all graph optimisations on; ``threads`` per
+    run (0: one per core). A session may run from several threads at once."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
+    options.intra_op_num_threads = threads
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     wanted = ["policy", value_head]
@@ -128,19 +136,25 @@ def onnx_forward(path: str | os.PathLike, value_head: str = "value") -> Forward:
     return forward
 
 
-def openvino_forward(path: str | os.PathLike, value_head: str = "value") -> Forward:
+def openvino_forward(path: str | os.PathLike, value_head: str = "value",
+                     threads: int = 0) -> Forward:
     """OpenVINO on the CPU in float32 (its default on bfloat16-capable CPUs is
-    bfloat16, which would not pass the check against Keras)."""
+    bfloat16, which would not pass the check against Keras); ``threads`` per
+    inference (0: its default). Each calling thread gets its own request."""
     import openvino as ov
 
     core = ov.Core()
-    compiled = core.compile_model(core.read_model(str(path)), "CPU",
-                                  {"INFERENCE_PRECISION_HINT": "f32",
-                                   "PERFORMANCE_HINT": "LATENCY"})
-    request = compiled.create_infer_request()
+    settings = {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY"}
+    if threads:
+        settings["INFERENCE_NUM_THREADS"] = threads
+    compiled = core.compile_model(core.read_model(str(path)), "CPU", settings)
+    local = threading.local()
     policy_port, value_port = compiled.output("policy"), compiled.output(value_head)
 
     def forward(x):
+        request = getattr(local, "request", None)
+        if request is None:
+            request = local.request = compiled.create_infer_request()
         results = request.infer({0: x})
         return np.array(results[policy_port]), np.array(results[value_port]).reshape(-1)
 
@@ -255,41 +269,42 @@ class ShapeDispatch:
         return self._by_shape.get(x.shape[0], self._default)(x)
 
 
-BUILDERS: dict[str, Callable[[Path, str], Forward]] = {
+BUILDERS: dict[str, Callable[[Path, str, int], Forward]] = {
     "onnx": onnx_forward,
     "openvino": openvino_forward,
 }
 
 
 def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: str = "value",
-                   keras_mode: str = "function", log: Callable[[str], None] | None = None
-                   ) -> ShapeDispatch:
+                   keras_mode: str = "function", log: Callable[[str], None] | None = None,
+                   threads: int = 0) -> ShapeDispatch:
     """The forward pass an evaluator runs: ``inference`` is ``keras``,
     ``onnx``, ``openvino`` (forced: an export that fails or disagrees with
-    Keras is an error) or ``auto`` (measured among those that work; Keras
-    alone for models that are not :func:`mark_frozen`)."""
+    Keras is an error) or ``auto`` (measured among those that work).
+    ``threads`` bounds an exported runtime's threads per call (Keras uses
+    TensorFlow's process-wide pools)."""
     if inference not in INFERENCE_MODES:
         raise ValueError(f"inference must be one of {INFERENCE_MODES}, got {inference!r}")
     keras = keras_forward(model, value_head, keras_mode)
     forwards: dict[str, Forward] = {"keras": keras}
     rejected: dict[str, str] = {}
-    source = frozen_source(model)
-    wanted = [] if inference == "keras" else (
-        [inference] if inference != "auto" else (list(BUILDERS) if source else []))
+    wanted = [] if inference == "keras" else [inference] if inference != "auto" else list(BUILDERS)
     sample = sample_planes(model.inputs[0].shape[1:]) if wanted else None
-    reference = keras
-    for name in wanted:
-        try:
-            from harness.nets.export import exported, float32_copy, is_float32
+    if wanted:
+        with _export(model) as graph:
+            reference = keras
+            for name in wanted:
+                try:
+                    from harness.nets.export import float32_copy, is_float32
 
-            if reference is keras and not is_float32(model):  # the export runs in float32
-                reference = keras_forward(float32_copy(model), value_head, keras_mode)
-            forward = BUILDERS[name](exported(model, source), value_head)
-            forwards[name] = checked(forward, reference, sample, name)
-        except Exception as error:  # a runtime that is missing, fails or disagrees
-            if inference != "auto":
-                raise
-            rejected[name] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
+                    if reference is keras and not is_float32(model):  # the export is float32
+                        reference = keras_forward(float32_copy(model), value_head, keras_mode)
+                    forward = BUILDERS[name](graph(), value_head, threads)
+                    forwards[name] = checked(forward, reference, sample, name)
+                except Exception as error:  # a runtime that is missing, fails or disagrees
+                    if inference != "auto":
+                        raise
+                    rejected[name] = f"{type(error).__name__}: {str(error).splitlines()[0][:120]}"
     if inference not in ("auto", "keras"):
         forwards = {inference: forwards[inference]}
     choice = choose(forwards, shapes, sample) if len(forwards) > 1 else Choice(
@@ -298,6 +313,38 @@ def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: 
     if log is not None and (wanted or rejected):
         log(f"inference: {choice.describe()}")
     return ShapeDispatch(forwards, choice)
+
+
+class _export:
+    """The ONNX graph of ``model``, made on first use: cached beside the
+    ``.keras`` file of a frozen model, or written to a temporary folder
+    removed on exit for a model whose weights live in memory (the runtimes
+    hold the graph once they have read it)."""
+
+    def __init__(self, model):
+        self.model = model
+        self.path: Path | None = None
+        self.folder: tempfile.TemporaryDirectory | None = None
+
+    def __enter__(self) -> Callable[[], Path]:
+        return self.graph
+
+    def graph(self) -> Path:
+        if self.path is None:
+            from harness.nets.export import export_onnx, exported, float32_copy
+
+            source = frozen_source(self.model)
+            if source is not None:
+                self.path = exported(self.model, source)
+            else:
+                self.folder = tempfile.TemporaryDirectory(prefix="harness-onnx-")
+                self.path = export_onnx(float32_copy(self.model),
+                                        Path(self.folder.name) / "model.onnx")
+        return self.path
+
+    def __exit__(self, *exc) -> None:
+        if self.folder is not None:
+            self.folder.cleanup()
 
 
 def add_inference_argument(parser) -> None:

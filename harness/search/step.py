@@ -137,7 +137,7 @@ def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, pass_rul
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)  # another thread may evaluate meanwhile
 def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo):
     """Collect leaves from every active game; returns how many need the network.
 

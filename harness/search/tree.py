@@ -31,8 +31,9 @@ from numba import njit
 # must never allocate (no new arrays, no slice copies: write element loops)
 # and may only call kernels compiled the same way: numba compiles callees
 # under the caller's flags, so e.g. ``copy_game`` or ``legal_mask`` (which
-# need NRT) are called from ordinary kernels only.
-HOT = {"cache": True, "_nrt": False}
+# need NRT) are called from ordinary kernels only. They release the GIL:
+# with overlapped self-play a worker thread evaluates leaves meanwhile.
+HOT = {"cache": True, "_nrt": False, "nogil": True}
 
 # ``first`` holds a child index when expanded, or one of these states.
 UNEXPANDED, TERMINAL, PENDING = -1, -2, -3
