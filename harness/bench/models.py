@@ -42,6 +42,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--precision", choices=PRECISIONS, default="auto",
                         help="Keras dtype policy the models are built under (auto: "
                         "mixed_bfloat16 on CPUs with AMX/AVX512-BF16, else float32)")
+    parser.add_argument("--jit-compile", action="store_true",
+                        help="compile the training step with XLA (Keras leaves it off on "
+                        "CPU-only machines; this measures what it would give)")
     parser.add_argument("--save", metavar="STEM", default=None,
                         help="write STEM.csv and STEM.md (default results/bench/models-BxB)")
 
@@ -99,7 +102,7 @@ def forward_rate(model, batch: int, seconds: float) -> float:
     return _rate(lambda: model.predict_on_batch(x), seconds)
 
 
-def train_rate(model, batch: int, seconds: float) -> float:
+def train_rate(model, batch: int, seconds: float, jit_compile: bool = False) -> float:
     """Training batches per second (SGD with momentum, every head's loss)."""
     import keras
     import numpy as np
@@ -120,7 +123,8 @@ def train_rate(model, batch: int, seconds: float) -> float:
     if "score" in heads:
         targets["score"] = rng.normal(0, 5, (batch, 1)).astype(np.float32)
         losses["score"] = "mse"
-    model.compile(optimizer=keras.optimizers.SGD(0.001, momentum=0.9), loss=losses)
+    model.compile(optimizer=keras.optimizers.SGD(0.001, momentum=0.9), loss=losses,
+                  jit_compile=jit_compile)
     return _rate(lambda: model.train_on_batch(x, targets), seconds)
 
 
@@ -142,7 +146,7 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
 
     def row(name, info, kind, batch, rate):
         mflops = info["flops"] / 1e6
-        factor = TRAIN_FLOPS_FACTOR if kind == "train" else 1
+        factor = TRAIN_FLOPS_FACTOR if kind.startswith("train") else 1
         gflops = factor * mflops * rate * batch / 1e3
         log(f"  {name} {kind} batch {batch}: {rate * batch:,.0f} positions/s, "
             f"{gflops:,.1f} GFLOP/s ({gflops / peak:.0%} of peak)")
@@ -158,8 +162,9 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
             rows.append(row(name, info, "forward", batch,
                             forward_rate(model, batch, args.seconds)))
         if args.train_batch:
-            rows.append(row(name, info, "train", args.train_batch,
-                            train_rate(model, args.train_batch, args.seconds)))
+            jit = getattr(args, "jit_compile", False)
+            rows.append(row(name, info, "train (XLA)" if jit else "train", args.train_batch,
+                            train_rate(model, args.train_batch, args.seconds, jit)))
     return rows
 
 
