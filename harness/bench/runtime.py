@@ -45,7 +45,7 @@ def _model(name: str, size: int, planes: int):
 
 def forwards(model, log=print) -> dict:
     """Every runtime that runs ``model`` and agrees with Keras, by name."""
-    from harness.nets.export import exported
+    from harness.nets.export import graph_file
     from harness.search.runtime import (
         BUILDERS,
         checked,
@@ -57,12 +57,12 @@ def forwards(model, log=print) -> dict:
     keras = keras_forward(model)
     found = {"keras": keras}
     sample = sample_planes(model.inputs[0].shape[1:])
-    for name, build in BUILDERS.items():
-        try:
-            found[name] = checked(build(exported(model, frozen_source(model))), keras, sample,
-                                  name)
-        except Exception as error:  # missing wheel, failed export or disagreement
-            log(f"  {name}: not measured ({type(error).__name__}: {error})")
+    with graph_file(model, frozen_source(model)) as graph:
+        for name, build in BUILDERS.items():
+            try:
+                found[name] = checked(build(graph()), keras, sample, name)
+            except Exception as error:  # missing wheel, failed export or disagreement
+                log(f"  {name}: not measured ({type(error).__name__}: {error})")
     return found
 
 

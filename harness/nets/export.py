@@ -6,7 +6,9 @@ file stays the source of truth. The graph is written beside the model as
 retrained model with the same name never reuses a stale graph; when the
 model's folder is read-only it goes to a cache folder (``$HARNESS_CACHE``,
 else ``~/.cache/harness``) under the same name. Models that live only in
-memory are keyed by the SHA-256 of their config and weights instead.
+memory are keyed by the SHA-256 of their config and weights instead;
+:func:`graph_file` gives the runtimes such a model's graph in a temporary
+file instead, so that RL, which exports every generation, leaves no cache.
 
 Keras 3 exports through tf2onnx (``model.export(format="onnx")``); the
 harness's custom layers use ``keras.ops`` only and export like stock layers.
@@ -21,6 +23,8 @@ import hashlib
 import json
 import os
 import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from harness.files import atomic_path
@@ -126,3 +130,31 @@ def exported(model, model_path: str | os.PathLike | None = None) -> Path:
     if not path.is_file():
         export_onnx(float32_copy(model), path)
     return path
+
+
+@contextmanager
+def graph_file(model, model_path: str | os.PathLike | None) -> Iterator[Callable[[], Path]]:
+    """A function giving the ONNX graph of ``model``, exported on its first
+    call: :func:`exported` beside ``model_path`` (the frozen ``.keras`` file
+    the model was loaded from), or, without one, a temporary file removed
+    when the context ends (a runtime holds the graph once it has read it).
+    Lazy, so that a caller trying several runtimes pays one export, and none
+    when it tries none."""
+    folder: tempfile.TemporaryDirectory | None = None
+    path: Path | None = None
+
+    def graph() -> Path:
+        nonlocal folder, path
+        if path is None:
+            if model_path is not None:
+                path = exported(model, model_path)
+            else:
+                folder = tempfile.TemporaryDirectory(prefix="harness-onnx-")
+                path = export_onnx(float32_copy(model), Path(folder.name) / "model.onnx")
+        return path
+
+    try:
+        yield graph
+    finally:
+        if folder is not None:
+            folder.cleanup()

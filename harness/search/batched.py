@@ -329,11 +329,12 @@ class BatchedSearch:
     def _gather(self, group: int) -> int:
         """Collect the group's leaves into its buffer; returns how many need the network."""
         s = self.slots
-        active = s.active & self._groups[group]
-        if not active.any():
+        if len(self._groups) > 1:
+            s = s._replace(active=s.active & self._groups[group])
+        if not s.active.any():
             return 0
         return gather(
-            self.tree, s._replace(active=active), self.roots, self.root_rows, self.scratch,
+            self.tree, s, self.roots, self.root_rows, self.scratch,
             self._group_leaves[group], self.params, self.per_game, self._geo,
         )
 
@@ -357,7 +358,8 @@ class BatchedSearch:
                    self.params)
             self.evaluations += n
         s, tree = self.slots, self.tree
-        for g in np.flatnonzero(s.active & self._groups[group]):
+        active = s.active if len(self._groups) == 1 else s.active & self._groups[group]
+        for g in np.flatnonzero(active):
             expanded = tree.first[g, T.ROOT] >= 0
             if expanded and tree.visits[g, T.ROOT] - 1 >= s.target[g]:
                 self._done.append((int(g), self._finish_slot(int(g))))

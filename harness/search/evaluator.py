@@ -169,7 +169,7 @@ class NetworkEvaluator:
         )
         self._sources: np.ndarray | None = None
         self.inference = inference or default_inference()
-        self._weights = ""
+        self._exported_weights = ""
         self._forward = self._select_runtime()
         self.positions = 0  # positions the network evaluated (cache misses)
         self.calls = 0  # forward passes run
@@ -199,7 +199,7 @@ class NetworkEvaluator:
         if self.inference != "keras" and frozen_source(self.model) is None:
             from harness.nets.export import weights_hash
 
-            self._weights = weights_hash(self.model)  # what an export would hold
+            self._exported_weights = weights_hash(self.model)  # what an export would hold
         return select_forward(self.model, self.inference, self._shapes,
                               value_head=self.config.value_head,
                               keras_mode=self.config.forward, log=_log.info,
@@ -337,5 +337,5 @@ class NetworkEvaluator:
         if exported and frozen_source(self.model) is None:
             from harness.nets.export import weights_hash
 
-            if weights_hash(self.model) != self._weights:
+            if weights_hash(self.model) != self._exported_weights:
                 self._forward = self._select_runtime()

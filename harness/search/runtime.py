@@ -27,7 +27,6 @@ process and its workers.
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -291,7 +290,9 @@ def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: 
     wanted = [] if inference == "keras" else [inference] if inference != "auto" else list(BUILDERS)
     sample = sample_planes(model.inputs[0].shape[1:]) if wanted else None
     if wanted:
-        with _export(model) as graph:
+        from harness.nets.export import graph_file
+
+        with graph_file(model, frozen_source(model)) as graph:
             reference = keras
             for name in wanted:
                 try:
@@ -313,38 +314,6 @@ def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: 
     if log is not None and (wanted or rejected):
         log(f"inference: {choice.describe()}")
     return ShapeDispatch(forwards, choice)
-
-
-class _export:
-    """The ONNX graph of ``model``, made on first use: cached beside the
-    ``.keras`` file of a frozen model, or written to a temporary folder
-    removed on exit for a model whose weights live in memory (the runtimes
-    hold the graph once they have read it)."""
-
-    def __init__(self, model):
-        self.model = model
-        self.path: Path | None = None
-        self.folder: tempfile.TemporaryDirectory | None = None
-
-    def __enter__(self) -> Callable[[], Path]:
-        return self.graph
-
-    def graph(self) -> Path:
-        if self.path is None:
-            from harness.nets.export import export_onnx, exported, float32_copy
-
-            source = frozen_source(self.model)
-            if source is not None:
-                self.path = exported(self.model, source)
-            else:
-                self.folder = tempfile.TemporaryDirectory(prefix="harness-onnx-")
-                self.path = export_onnx(float32_copy(self.model),
-                                        Path(self.folder.name) / "model.onnx")
-        return self.path
-
-    def __exit__(self, *exc) -> None:
-        if self.folder is not None:
-            self.folder.cleanup()
 
 
 def add_inference_argument(parser) -> None:
