@@ -9,9 +9,11 @@ from harness.rl.report import (
     generation_points,
     players_for,
     plot_elo_progress,
+    rl_report,
     select,
+    select_at_hours,
 )
-from harness.rl.report_command import parse_generations
+from harness.rl.report_command import parse_generations, parse_hours
 
 
 @pytest.fixture
@@ -45,6 +47,28 @@ def test_select_spreads_evenly_or_takes_the_asked_generations(run_dir):
         select(points, [9], 3)
 
 
+def test_at_hours_takes_each_budgets_last_finished_generation(run_dir):
+    # Generation g finished at g minutes: 0.05 h = 3 min, 0.07 h = 4.2 min.
+    points = generation_points(run_dir)
+    chosen = select_at_hours(points, parse_hours("0.07, 0.05, 1"))
+    assert [p.generation for p in chosen] == [0, 3, 4, 5]
+    assert [p.generation for p in select_at_hours(points, [0.0])] == [0]
+    with pytest.raises(ValueError, match="not a list of hours"):
+        parse_hours("1,soon")
+
+
+def test_runs_of_different_games_are_not_rated_on_one_scale(tmp_path):
+    from harness.config_io import save_config
+    from harness.rl.config import RLConfig
+
+    save_config(RLConfig(run="a", board_size=9), tmp_path / "a" / "config.json")
+    save_config(RLConfig(run="b", board_size=7), tmp_path / "b" / "config.json")
+    with pytest.raises(ValueError, match="must play the same game"):
+        rl_report([tmp_path / "a", tmp_path / "b"], progress=False)
+    with pytest.raises(ValueError, match="distinct directory names"):
+        rl_report([tmp_path / "a", tmp_path / "x" / "a"], progress=False)
+
+
 def test_generations_with_the_same_network_share_a_player(run_dir):
     points = generation_points(run_dir)
     entries = players_for(points, run_dir, 16, "agz17")
@@ -61,4 +85,18 @@ def test_the_figure_is_written(run_dir):
            for p in points}
     elo["random"] = (-300.0, -400.0, -200.0)
     path = plot_elo_progress(points, elo, ["random"], run_dir / "report" / "elo.png")
+    assert path.exists() and path.stat().st_size > 1000
+
+
+def test_two_runs_get_their_own_names_and_lines(run_dir):
+    points = generation_points(run_dir)
+    entries = players_for(points, run_dir, 16, "agz17", prefix="puct.")
+    assert entries[0].startswith("puct.gen0=mcts:")
+    other = generation_points(run_dir)
+    for p in other:
+        p.run = "gumbel"
+    players_for(other, run_dir, 16, "agz17", prefix="gumbel.")
+    both = points + other
+    elo = {p.player: (float(p.generation), p.generation - 1.0, p.generation + 1.0) for p in both}
+    path = plot_elo_progress(both, elo, [], run_dir / "report" / "both.png", anchor="puct.gen0")
     assert path.exists() and path.stat().st_size > 1000

@@ -1,7 +1,10 @@
 """How strong did a self-play run get, and how fast? (NoGoZero+ table 1 style.)
 
 The self-play network after each selected generation plays a round robin
-(``harness.arena.tournament``, resumable) with any baselines. Searches are
+(``harness.arena.tournament``, resumable) with any baselines. Several runs
+(for example PUCT and Gumbel self-play under one budget) play in one
+tournament, so their ratings share a scale; picking each run's generations at
+the same wall-clock hours makes it an equal-compute comparison. Searches are
 deterministic, so games start from a few random moves (the same for both
 colour assignments) and moves are chosen with Cazenave's randomised rule;
 otherwise every pair would replay one game per colour. Bradley-Terry
@@ -24,8 +27,8 @@ from harness.game.settings import GameSettings
 from harness.rl.config import RLConfig
 
 ANCHOR = "gen0"
-ELO_COLUMNS = ("player", "generation", "checkpoint", "games", "wall_time_h", "elo", "elo_low",
-               "elo_high")
+ELO_COLUMNS = ("run", "player", "generation", "checkpoint", "games", "wall_time_h", "elo",
+               "elo_low", "elo_high")
 
 
 @dataclass
@@ -36,18 +39,33 @@ class Point:
     checkpoint: str  # relative to the run directory
     games: int  # self-play games played up to this generation
     wall_time_s: float
+    run: str = ""  # the run directory's name
     player: str = ""
 
 
 def generation_points(run_dir: Path) -> list[Point]:
     """Generation 0 (the initial network) and every finished generation."""
-    points = [Point(0, "models/gen-0000.keras", 0, 0.0)]
+    run_dir = Path(run_dir)
+    points = [Point(0, "models/gen-0000.keras", 0, 0.0, run=run_dir.name)]
     g = 1
     while (row := read_json(run_dir / "stats" / f"gen-{g:04d}.json")) is not None:
         points.append(Point(g, str(row["best"]), int(row["games_total"]),
-                            float(row["wall_time_s"])))
+                            float(row["wall_time_s"]), run=run_dir.name))
         g += 1
     return points
+
+
+def select_at_hours(points: list[Point], hours: list[float]) -> list[Point]:
+    """Generation 0 and, for each budget in ``hours``, the last generation
+    finished within it: the same wall-clock points for every run compared."""
+    chosen = [points[0]]
+    for h in sorted(hours):
+        if h < 0:
+            raise ValueError(f"--at-hours: {h} is negative")
+        within = [p for p in points if p.wall_time_s <= h * 3600.0]
+        if within[-1] not in chosen:
+            chosen.append(within[-1])
+    return chosen
 
 
 def select(points: list[Point], generations: list[int] | None, count: int) -> list[Point]:
@@ -71,8 +89,9 @@ def select(points: list[Point], generations: list[int] | None, count: int) -> li
     return [points[i] for i in index]
 
 
-def players_for(points: list[Point], run_dir: Path, playouts: int, encoder: str) -> list[str]:
-    """Tournament entries ``genN=mcts:...``; one player per distinct checkpoint."""
+def players_for(points: list[Point], run_dir: Path, playouts: int, encoder: str,
+                prefix: str = "") -> list[str]:
+    """Tournament entries ``PREFIXgenN=mcts:...``; one player per distinct checkpoint."""
     from harness.arena.tournament import player_entry
     from harness.players.spec import PlayerSpec
 
@@ -81,7 +100,7 @@ def players_for(points: list[Point], run_dir: Path, playouts: int, encoder: str)
         if p.checkpoint in named:
             p.player = named[p.checkpoint]
             continue
-        p.player = named[p.checkpoint] = f"gen{p.generation}"
+        p.player = named[p.checkpoint] = f"{prefix}gen{p.generation}"
         # randomize: Cazenave's tournament choice, so that repeated games differ.
         spec = PlayerSpec("mcts", model=run_dir / p.checkpoint, playouts=playouts,
                           randomize=True, encoder=encoder)
@@ -90,10 +109,11 @@ def players_for(points: list[Point], run_dir: Path, playouts: int, encoder: str)
 
 
 def rl_report(
-    run_dir: str | Path,
+    run_dirs: str | Path | list[str | Path],
     *,
     out: str | Path | None = None,
     generations: list[int] | None = None,
+    hours: list[float] | None = None,
     count: int = 6,
     baselines: tuple[str, ...] = (),
     games_per_pair: int = 4,
@@ -101,47 +121,73 @@ def rl_report(
     playouts: int = 32,
     parallel: int = 1,
     seed: int = 0,
+    until_separated: bool = False,
+    max_games_per_pair: int = 100,
     progress: bool = True,
 ) -> tuple[Path, list[list]]:
     """Play the tournament, fit ratings, write ``elo.csv``/``elo.md`` and ``elo.png``.
 
+    With several runs (same board, rules and encoder) each run's players are
+    named ``RUN.genN`` and the first run's generation 0 is the anchor; the
+    runs' generations 0 also play each other, a check that they start level.
     Returns the output directory and the Elo table (rows of ``ELO_COLUMNS``).
     """
     from harness.arena.ratings import bradley_terry
     from harness.arena.tournament import TournamentConfig, outcomes_of, run_tournament
     from harness.files import save_table
 
-    run_dir = Path(run_dir)
-    config = read_saved_config(RLConfig, run_dir / "config.json")
-    out = Path(out) if out is not None else run_dir / "report"
-    points = select(generation_points(run_dir), generations, count)
-    if points[0].generation != 0:
-        points.insert(0, generation_points(run_dir)[0])  # the anchor is always there
-    entries = players_for(points, run_dir, playouts, config.encoder)
+    dirs = [Path(d) for d in (run_dirs if isinstance(run_dirs, (list, tuple)) else [run_dirs])]
+    if len({d.name for d in dirs}) != len(dirs):
+        raise ValueError(f"runs must have distinct directory names, got {[str(d) for d in dirs]}")
+    configs = [read_saved_config(RLConfig, d / "config.json") for d in dirs]
+    settings = [values_of(c, GameSettings) for c in configs]
+    for d, c, s in zip(dirs[1:], configs[1:], settings[1:], strict=True):
+        if s != settings[0] or c.encoder != configs[0].encoder:
+            raise ValueError(f"{d}: plays {s} with {c.encoder}, but {dirs[0]} plays "
+                             f"{settings[0]} with {configs[0].encoder}; runs compared "
+                             "in one tournament must play the same game")
+    out = Path(out) if out is not None else (
+        dirs[0] / "report" if len(dirs) == 1
+        else dirs[0].parent / ("report-" + "-vs-".join(d.name for d in dirs)))
+    points, entries = [], []
+    for d, config in zip(dirs, configs, strict=True):
+        every = generation_points(d)
+        picked = select_at_hours(every, hours) if hours else select(every, generations, count)
+        if picked[0].generation != 0:
+            picked.insert(0, every[0])  # the anchor is always there
+        prefix = f"{d.name}." if len(dirs) > 1 else ""
+        entries += players_for(picked, d, playouts, config.encoder, prefix=prefix)
+        points += picked
+    anchor = points[0].player
     tournament = TournamentConfig(
         players=entries + list(baselines), out=str(out / "tournament"),
         games_per_pair=games_per_pair, opening_moves=opening_moves, parallel=parallel,
-        seed=seed, anchor=ANCHOR, **values_of(config, GameSettings),
+        seed=seed, anchor=anchor, until_separated=until_separated,
+        max_games_per_pair=max(max_games_per_pair, games_per_pair), **settings[0],
     )
     rows = run_tournament(tournament, progress=progress)
     names = [name for name, _ in tournament.named_players()]
-    ratings = bradley_terry(outcomes_of(rows), names, anchor=ANCHOR)
+    ratings = bradley_terry(outcomes_of(rows), names, anchor=anchor)
     interval = ratings.interval()
     elo = {name: (float(ratings.elo[i]), float(interval[i, 0]), float(interval[i, 1]))
            for i, name in enumerate(names)}
-    table = [[p.player, p.generation, p.checkpoint, p.games, p.wall_time_s / 3600.0,
+    table = [[p.run, p.player, p.generation, p.checkpoint, p.games, p.wall_time_s / 3600.0,
               *elo[p.player]] for p in points]
-    table += [[name, "", "", "", "", *elo[name]] for name in names[len(entries):]]
+    table += [["", name, "", "", "", "", *elo[name]] for name in names[len(entries):]]
     save_table(ELO_COLUMNS, table, out / "elo")
+    config = configs[0]
     plot_elo_progress(points, elo, names[len(entries):], out / "elo.png",
-                      title=f"{run_dir.name}: {config.board_size}x{config.board_size} "
-                            f"{config.rules}, {playouts} playouts")
+                      title=f"{', '.join(d.name for d in dirs)}: {config.board_size}x"
+                            f"{config.board_size} {config.rules}, {playouts} playouts",
+                      anchor=anchor)
     return out, table
 
 
 def plot_elo_progress(points: list[Point], elo: dict[str, tuple[float, float, float]],
-                      baselines: list[str], path: Path, title: str = "") -> Path:
-    """Elo (95% interval) against self-play games and against wall time."""
+                      baselines: list[str], path: Path, title: str = "",
+                      anchor: str = ANCHOR) -> Path:
+    """Elo (95% interval) against self-play games and against wall time, one
+    line per run."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -149,22 +195,30 @@ def plot_elo_progress(points: list[Point], elo: dict[str, tuple[float, float, fl
 
     from harness.figures import save_figure
 
-    y = np.array([elo[p.player][0] for p in points])
-    err = np.array([[elo[p.player][0] - elo[p.player][1] for p in points],
-                    [elo[p.player][2] - elo[p.player][0] for p in points]])
+    runs = list(dict.fromkeys(p.run for p in points))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    xs = ([p.games for p in points], [p.wall_time_s / 3600.0 for p in points])
     labels = ("self-play games", "wall time (hours)")
-    for ax, x, label in zip(axes, xs, labels, strict=True):
-        ax.errorbar(x, y, yerr=err, marker="o", capsize=3, color="#4c72b0", label="self-play net")
+    for ax, label in zip(axes, labels, strict=True):
+        for run in runs:
+            mine = [p for p in points if p.run == run]
+            x = [p.games for p in mine] if label == labels[0] else [
+                p.wall_time_s / 3600.0 for p in mine]
+            y = np.array([elo[p.player][0] for p in mine])
+            err = np.array([[elo[p.player][0] - elo[p.player][1] for p in mine],
+                            [elo[p.player][2] - elo[p.player][0] for p in mine]])
+            ax.errorbar(x, y, yerr=err, marker="o", capsize=3,
+                        label=run if len(runs) > 1 else "self-play net")
+        right = max(p.games if label == labels[0] else p.wall_time_s / 3600.0 for p in points)
         for name in baselines:
             value = elo[name][0]
             if math.isfinite(value):
                 ax.axhline(value, linestyle="--", linewidth=0.9, color="grey")
-                ax.annotate(name, (x[-1], value), fontsize=8, va="bottom", ha="right")
+                ax.annotate(name, (right, value), fontsize=8, va="bottom", ha="right")
         ax.set_xlabel(label)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel(f"Elo (Bradley-Terry, {ANCHOR} = 0, 95% interval)")
+    if len(runs) > 1:
+        axes[0].legend(fontsize="small")
+    axes[0].set_ylabel(f"Elo (Bradley-Terry, {anchor} = 0, 95% interval)")
     if title:
         fig.suptitle(title)
     return save_figure(fig, path, dpi=120)

@@ -1,18 +1,26 @@
-"""``harness rl-report RUN``: Elo of a self-play run's generations against games and time."""
+"""``harness rl-report RUN [RUN ...]``: Elo of self-play runs' generations against
+games and time, several runs on one scale."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-HELP = "tournament among a self-play run's generations; Elo against games and wall time"
+HELP = ("tournament among self-play runs' generations; Elo against games and wall time "
+        "(several runs: one tournament, one scale)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run", help="run directory (e.g. models/rl-9x9-quick)")
+    parser.add_argument("runs", nargs="+", metavar="run",
+                        help="run directory (e.g. models/rl-9x9-quick); several runs play "
+                        "in one tournament, anchored on the first run's generation 0")
     parser.add_argument("--generations", help="comma-separated generations, 'last' for the "
                         "last finished one (default: --count spread evenly, generation 0 "
                         "always included)")
+    parser.add_argument("--at-hours", dest="at_hours",
+                        help="comma-separated wall-clock budgets: each run's last generation "
+                        "finished within each (equal compute across runs; replaces "
+                        "--generations and --count)")
     parser.add_argument("--count", type=int, default=6, help="generations to pick (default 6)")
     parser.add_argument("--baseline", action="append", default=[],
                         help="extra player spec, e.g. random, uct:200, gnugo:1 (repeatable)")
@@ -22,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--playouts", type=int, default=32, help="search playouts per move")
     parser.add_argument("--parallel", type=int, default=1, help="game worker processes")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--until-separated", dest="until_separated", action="store_true",
+                        help="after the first round, play further rounds until neighbouring "
+                        "players are separated or --max-games-per-pair is reached")
+    parser.add_argument("--max-games-per-pair", dest="max_games_per_pair", type=int,
+                        default=100, help="cap of --until-separated, per pair (default 100)")
     parser.add_argument("--out", help="output directory (default RUN/report)")
     parser.add_argument("--no-progress", dest="progress", action="store_false")
 
@@ -41,6 +54,16 @@ def parse_generations(text: str | None) -> list[int] | None:
     return generations
 
 
+def parse_hours(text: str | None) -> list[float] | None:
+    """``"0.5, 1, 1.75"`` -> ``[0.5, 1.0, 1.75]``."""
+    if not text:
+        return None
+    try:
+        return [float(w) for w in text.split(",") if w.strip()]
+    except ValueError:
+        raise ValueError(f"--at-hours: {text!r} is not a list of hours") from None
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.config_io import ConfigError
     from harness.files import format_table
@@ -48,10 +71,11 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         out, table = rl_report(
-            args.run, out=args.out, generations=parse_generations(args.generations),
-            count=args.count, baselines=tuple(args.baseline),
+            args.runs, out=args.out, generations=parse_generations(args.generations),
+            hours=parse_hours(args.at_hours), count=args.count, baselines=tuple(args.baseline),
             games_per_pair=args.games_per_pair, opening_moves=args.opening_moves,
             playouts=args.playouts, parallel=args.parallel, seed=args.seed,
+            until_separated=args.until_separated, max_games_per_pair=args.max_games_per_pair,
             progress=args.progress)
     except (ConfigError, ValueError) as e:
         print(f"harness rl-report: {e}", file=sys.stderr)
