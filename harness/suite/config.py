@@ -27,6 +27,9 @@ class DataSection:
     encoder: str = "agz17"
     val_games: int = 10
     test_games: int = 0
+    # Games from sources matching these patterns form the test split (e.g. a
+    # whole month of a kifu collection: a population the training never saw).
+    test_sources: list[str] = field(default_factory=list)
     min_moves: int = 10
     workers: int = 0
 
@@ -71,7 +74,8 @@ class RLSection:
 @dataclass(frozen=True)
 class TournamentSection:
     model_player: str = "policy"  # "policy" (raw network) or "mcts"
-    playouts: int = 32  # for model_player = "mcts"
+    playouts: int = 32  # for model_player = "mcts"; the cap when move_time is set
+    move_time: float = 0.0  # seconds per move for players with a clock (0: playouts decide)
     baselines: list[str] = field(default_factory=lambda: ["random", "uct:100"])  # gnugo:N too
     games_per_pair: int = 4  # with until_separated: the first round
     opening_moves: int = 2

@@ -88,6 +88,7 @@ def ensure_dataset(config: SuiteConfig, progress: bool, log: Log) -> Path:
             min_moves=config.data.min_moves,
             val_games=config.data.val_games,
             test_games=config.data.test_games,
+            test_sources=tuple(config.data.test_sources),
             workers=config.data.workers,
             seed=config.seed,
             resume=journal.exists(),
@@ -309,6 +310,7 @@ def ensure_tournament(config: SuiteConfig, runs: list[Path], progress: bool, log
         round_games=section.round_games,
         max_games_per_pair=section.max_games_per_pair,
         max_games=section.max_games,
+        move_time=section.move_time or None,
         **values_of(config, GameSettings),
         **values_of(config, BackendSettings),
     )
