@@ -96,6 +96,33 @@ def test_batch_mixing_measures_games_per_batch_against_a_uniform_draw(games_file
     assert shuffled.most_of_one_game < mixing.most_of_one_game
 
 
+def test_window_parts_spread_each_game_over_the_epoch(games_file):
+    # ~40 training games of ~31 positions in 256-row windows (about 8 games
+    # each): whole, a window's games fill its 8 batches; in 4 parts, the
+    # first 8 batches take a quarter of each of 4 windows.
+    parted = replace(SMALL, window_parts=4)
+    with BatchStream(games_file, "train", SMALL) as whole, \
+            BatchStream(games_file, "train", parted) as spread:
+        rows_whole, _ = whole.delivery(1)
+        rows_spread, _ = spread.delivery(1)
+        assert len(spread) == len(whole)  # the same epoch length
+        assert len(set(rows_spread)) == len(rows_spread)  # no position twice
+        assert set(rows_spread) <= set(spread.rows)
+        game = whole.dataset.positions(spread.rows)["game_id"]
+        of_row = dict(zip(spread.rows.tolist(), game.tolist(), strict=True))
+        span = 8 * 32
+        seen_whole = {of_row[r] for r in rows_whole[:span].tolist()}
+        seen_spread = {of_row[r] for r in rows_spread[:span].tolist()}
+        assert len(seen_spread) >= 2 * len(seen_whole), (len(seen_spread), len(seen_whole))
+        assert batch_mixing(spread, epoch=1, span=8).span_games == len(seen_spread)
+        assert batch_mixing(whole, epoch=1, span=8).span_games == len(seen_whole)
+        # The same order on a second pass of the epoch (a resumed run), a new one next epoch.
+        assert np.array_equal(spread.delivery(1)[0], rows_spread)
+        assert not np.array_equal(spread.delivery(2)[0], rows_spread)
+        batches = list(spread.epoch(1))
+        assert sum(len(b[0]) for b in batches) == len(rows_spread)
+
+
 def _augmented_and_plain(path, encoder, epoch=2):
     aug_cfg = PipelineConfig(**{**SMALL.__dict__, "encoder": encoder})
     plain_cfg = PipelineConfig(**{**aug_cfg.__dict__, "augment": False})

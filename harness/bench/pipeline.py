@@ -37,6 +37,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="decode threads to measure (0: one per core)",
     )
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument(
+        "--window-parts",
+        type=int,
+        nargs="+",
+        default=[1],
+        help="window_parts settings to measure (speed and games seen per 1,000 batches)",
+    )
     parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
     parser.add_argument(
         "--model",
@@ -55,11 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save", default=None, help="also write STEM.csv and STEM.md")
 
 
-def stream_rate(path: Path, encoder: str, threads: int, batch_size: int, seconds: float) -> float:
+def stream_rate(path: Path, encoder: str, threads: int, batch_size: int, seconds: float,
+                window_parts: int = 1) -> float:
     """Positions per second delivered by a training stream (after one warm-up batch)."""
     from harness.data.pipeline import BatchStream, PipelineConfig
 
-    config = PipelineConfig(batch_size=batch_size, encoder=encoder, threads=threads)
+    config = PipelineConfig(batch_size=batch_size, encoder=encoder, threads=threads,
+                            window_parts=window_parts)
     with BatchStream(path, "train", config) as stream:
         batches = iter(stream)
         next(batches)  # compile, first window
@@ -106,20 +115,28 @@ def train_rate(path: Path, encoder: str, model_name: str, batch_size: int, secon
     return count / (time.perf_counter() - start)
 
 
-def mixing_rows(path: Path, encoder: str, batch_size: int) -> list[tuple]:
-    """Distinct games in a training batch, and the same for a uniform draw."""
+def mixing_rows(path: Path, encoder: str, batch_size: int, window_parts: int = 1) -> list[tuple]:
+    """Distinct games in a training batch (and the same for a uniform draw),
+    and in the first 1,000 batches."""
     from harness.data.pipeline import BatchStream, PipelineConfig, batch_mixing
 
-    config = PipelineConfig(batch_size=batch_size, encoder=encoder)
+    config = PipelineConfig(batch_size=batch_size, encoder=encoder, window_parts=window_parts)
     with BatchStream(path, "train", config) as stream:
         mixing = batch_mixing(stream)
-    return [
-        ("games per batch", encoder, "-", batch_size, mixing.distinct_games, "games"),
-        ("games per batch, uniform draw", encoder, "-", batch_size,
-         mixing.uniform_distinct_games, "games"),
-        ("most positions of one game", encoder, "-", batch_size, mixing.most_of_one_game,
-         "positions"),
+    parts = f", {window_parts} window parts"
+    rows = [
+        ("games per batch" + parts, encoder, "-", batch_size, mixing.distinct_games, "games"),
+        ("most positions of one game" + parts, encoder, "-", batch_size,
+         mixing.most_of_one_game, "positions"),
+        (f"games in {mixing.span_batches:,} batches" + parts, encoder, "-", batch_size,
+         mixing.span_games, "games"),
+        (f"positions per game in {mixing.span_batches:,} batches" + parts, encoder, "-",
+         batch_size, mixing.positions_per_game_in_span, "positions"),
     ]
+    if window_parts == 1:
+        rows.insert(1, ("games per batch, uniform draw", encoder, "-", batch_size,
+                        mixing.uniform_distinct_games, "games"))
+    return rows
 
 
 def _sample_dataset(tmp: Path, games: int) -> Path:
@@ -156,15 +173,20 @@ def run(args: argparse.Namespace) -> int:
         except DatasetError as exc:
             print(f"harness bench pipeline: {exc}")
             return 2
-        best: dict[str, float] = {}
+        best: dict[tuple[str, int], float] = {}
         for encoder in args.encoders:
             for threads in args.threads:
-                rate = stream_rate(path, encoder, threads, args.batch_size, args.seconds)
-                best[encoder] = max(best.get(encoder, 0.0), rate)
-                rows.append(
-                    ("pipeline", encoder, threads or "all", args.batch_size, rate, "positions/s")
-                )
-        rows.extend(mixing_rows(path, args.encoders[0], args.batch_size))
+                for parts in args.window_parts:
+                    rate = stream_rate(path, encoder, threads, args.batch_size, args.seconds,
+                                       parts)
+                    key = (encoder, parts)
+                    best[key] = max(best.get(key, 0.0), rate)  # the best thread count
+                    what = "pipeline" if parts == 1 else f"pipeline, {parts} window parts"
+                    rows.append(
+                        (what, encoder, threads or "all", args.batch_size, rate, "positions/s")
+                    )
+        for parts in args.window_parts:
+            rows.extend(mixing_rows(path, args.encoders[0], args.batch_size, parts))
         if args.model:
             try:
                 import harness.nets  # noqa: F401
@@ -185,16 +207,10 @@ def run(args: argparse.Namespace) -> int:
                             "positions/s",
                         )
                     )
-                    rows.append(
-                        (
-                            "pipeline / train",
-                            encoder,
-                            "-",
-                            "-",
-                            best[encoder] / rate,
-                            "x",
-                        )
-                    )
+                    for parts in args.window_parts:
+                        what = "pipeline / train" + (f", {parts} window parts" if parts > 1
+                                                     else "")
+                        rows.append((what, encoder, "-", "-", best[encoder, parts] / rate, "x"))
     print(format_table(HEADER, rows))
     if args.save:
         save_table(HEADER, rows, args.save)

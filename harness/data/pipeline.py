@@ -61,6 +61,14 @@ class PipelineConfig:
     # (``batch_mixing``; ``harness bench pipeline``). A window costs about
     # 400 bytes a position (two are held: one read ahead).
     shuffle_buffer: int = 262_144
+    # Parts each window is delivered in, at evenly spaced times of the epoch.
+    # A window holds every position of ~1,250 TYGEM games; delivered whole,
+    # the network sees all ~210 positions of each of those games (one label
+    # for the value head) within a few minutes of CPU training, and nothing
+    # of the other games. In k parts it sees ~210/k of each, k times an
+    # epoch, 16 x 1,250 games in the time one window took. Each part reads
+    # its whole window again: k rows read per sample delivered.
+    window_parts: int = 1
     block_rows: int = 1024  # consecutive rows read at once
     threads: int = 0  # decode threads; 0: one per core
     prefetch: int = 6  # batches decoded ahead
@@ -101,6 +109,20 @@ def _policy_targets(move, symmetry, perms, points, offsets, index, prob, out):
         else:
             m = move[i]
             out[i, perms[k, m] if m < points else points] = 1.0
+    return out
+
+
+def _parted(windows: list[np.ndarray], parts: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Each window's rows split at random into ``parts`` (file order kept
+    within a part), delivered pass by pass: part 0 of every window, then part
+    1, ..., with the windows in a fresh order each pass."""
+    shares = []
+    for rows in windows:
+        owner = rng.permutation(len(rows)) % parts
+        shares.append([rows[owner == p] for p in range(parts)])
+    out = []
+    for p in range(parts):
+        out.extend(shares[w][p] for w in rng.permutation(len(windows)) if len(shares[w][p]))
     return out
 
 
@@ -171,7 +193,9 @@ class BatchStream:
             if cfg.shuffle:
                 picked = sorted(picked, key=lambda b: b[0])  # read in file order
             windows.append(np.concatenate(picked) if picked else np.zeros(0, np.int64))
-        return windows
+        if not cfg.shuffle or cfg.window_parts <= 1:
+            return windows
+        return _parted(windows, cfg.window_parts, rng)
 
     def _read_window(self, indices: np.ndarray, epoch: int, number: int) -> _Window:
         """Read the blocks of a window and draw its samples' order and symmetries."""
@@ -416,6 +440,9 @@ class BatchMixing:
     opening, same result); a batch with many of them is in effect a smaller
     batch. ``distinct_games``: mean distinct games per batch; ``most_of_one_game``:
     mean, over batches, of the most positions any one game has in the batch.
+    Over longer stretches the same holds for the value head, which fits the
+    result of every game it meets: ``span_games`` is the number of distinct
+    games in the first ``span_batches`` batches (a few minutes of CPU training).
     """
 
     batch_size: int
@@ -423,9 +450,16 @@ class BatchMixing:
     distinct_games: float
     most_of_one_game: float
     uniform_distinct_games: float  # the expectation with positions drawn from the whole split
+    span_batches: int = 0
+    span_games: int = 0
+
+    @property
+    def positions_per_game_in_span(self) -> float:
+        return self.span_batches * self.batch_size / self.span_games if self.span_games else 0.0
 
 
-def batch_mixing(stream: BatchStream, epoch: int = 0, batches: int = 2000) -> BatchMixing:
+def batch_mixing(stream: BatchStream, epoch: int = 0, batches: int = 2000,
+                 span: int = 1000) -> BatchMixing:
     """Measure ``stream``'s first ``batches`` batches of ``epoch`` (nothing is decoded)."""
     rows, _ = stream.delivery(epoch)
     b = stream.config.batch_size
@@ -436,12 +470,15 @@ def batch_mixing(stream: BatchStream, epoch: int = 0, batches: int = 2000) -> Ba
     counts = [np.unique(batch, return_counts=True)[1] for batch in ids]
     _, sizes = np.unique(game[:][stream.rows], return_counts=True)
     p = sizes / sizes.sum()
+    span = min(span, n)
     return BatchMixing(
         batch_size=b,
         batches=n,
         distinct_games=float(np.mean([len(c) for c in counts])) if n else 0.0,
         most_of_one_game=float(np.mean([c.max() for c in counts])) if n else 0.0,
         uniform_distinct_games=float(np.sum(1 - (1 - p) ** b)),
+        span_batches=span,
+        span_games=len(np.unique(ids[:span])),
     )
 
 

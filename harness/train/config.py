@@ -58,6 +58,9 @@ class TrainConfig:
     epoch_samples: int = setting(1_000_000, "samples per epoch (Cazenave: 1000000)")
     val_samples: int = setting(0, "validate on at most this many samples (0: all)")
     batch_size: int = setting(128, "batch size")
+    window_parts: int = setting(
+        1, "deliver each shuffle window of positions in this many parts spread over the "
+        "epoch, so that one game's positions are not all seen within minutes")
     optimizer: str = setting("sgd", "sgd or adam")
     momentum: float = setting(0.9, "SGD momentum")
     nesterov: bool = setting(False, "Nesterov momentum")
@@ -155,6 +158,8 @@ def _problems(c: TrainConfig):
         yield f"unknown strategy {c.strategy!r} (choose from {', '.join(STRATEGIES)})"
     if c.budget_unit not in BUDGET_UNITS:
         yield f"unknown budget_unit {c.budget_unit!r} (choose from {', '.join(BUDGET_UNITS)})"
+    if c.window_parts < 1:
+        yield f"window_parts must be at least 1, got {c.window_parts}"
     if not c.budget >= 0 or not math.isfinite(c.budget):
         yield f"budget must be a non-negative number, got {c.budget}"
     if len(set(c.seeds)) != len(c.seeds):

@@ -44,8 +44,10 @@ class StreamSource:
     independent of how many decode threads run.
     """
 
-    def __init__(self, path: str | Path, split: str, encoder: str, seed: int = 0):
+    def __init__(self, path: str | Path, split: str, encoder: str, seed: int = 0,
+                 window_parts: int = 1):
         self.path, self.split, self.encoder, self.seed = Path(path), split, encoder, seed
+        self.window_parts = window_parts
         self._streams: dict[tuple[int, bool], object] = {}
         self._positions: int | None = None
 
@@ -54,7 +56,8 @@ class StreamSource:
 
         key = (batch_size, augment)
         if key not in self._streams:
-            config = PipelineConfig(batch_size=batch_size, encoder=self.encoder, seed=self.seed)
+            config = PipelineConfig(batch_size=batch_size, encoder=self.encoder, seed=self.seed,
+                                    window_parts=self.window_parts)
             if not augment:
                 config = config.validation()
             self._streams[key] = BatchStream(self.path, self.split, config)
@@ -91,6 +94,8 @@ class StreamSource:
         self._streams.clear()
 
 
-def open_split(path: str | Path, split: str, encoder: str, seed: int = 0) -> StreamSource:
-    """A :class:`harness.train.sources.BatchSource` over one split of a positions file."""
-    return StreamSource(path, split, encoder, seed)
+def open_split(path: str | Path, split: str, encoder: str, seed: int = 0,
+               window_parts: int = 1) -> StreamSource:
+    """A :class:`harness.train.sources.BatchSource` over one split of a positions file
+    (``window_parts``: :class:`harness.data.pipeline.PipelineConfig`)."""
+    return StreamSource(path, split, encoder, seed, window_parts)

@@ -160,7 +160,8 @@ def make_plan(config: TrainConfig, *, resume: bool):
         check_compatible(model, board_size, encoder.planes, encoder.name, str(path))
         return described(model)
 
-    train = open_split(config.data, config.train_split, encoder.name, config.seed)
+    train = open_split(config.data, config.train_split, encoder.name, config.seed,
+                       config.window_parts)
     if len(train) < config.batch_size:
         train.close()
         raise ConfigError(f"{config.data}: split {config.train_split!r} has {len(train)} "
