@@ -287,3 +287,17 @@ def test_keras_trains_from_the_stream(games_file):
             stream.as_tf_dataset(), steps_per_epoch=steps, epochs=1, verbose=0, shuffle=False
         )
     assert np.isfinite(history.history["loss"]).all() and np.isfinite(more.history["loss"]).all()
+
+
+def test_bench_rows_say_the_window_parts_setting_and_agree_with_batch_mixing(games_file):
+    from harness.bench.pipeline import mixing_rows
+
+    default = {row[0]: row[4] for row in mixing_rows(games_file, "agz17", 32)}
+    parted = {row[0]: row[4] for row in mixing_rows(games_file, "agz17", 32, 4)}
+    assert "games per batch, uniform draw" in default and "games per batch" in default
+    assert set(parted) == {f"{name}, 4 window parts" for name in default
+                           if name != "games per batch, uniform draw"}
+    span = next(name for name in default if name.startswith("games in "))
+    batches = int(span.split()[2].replace(",", ""))
+    assert default[f"positions per game in {batches:,} batches"] == pytest.approx(
+        batches * 32 / default[span])

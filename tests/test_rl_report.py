@@ -100,3 +100,34 @@ def test_two_runs_get_their_own_names_and_lines(run_dir):
     elo = {p.player: (float(p.generation), p.generation - 1.0, p.generation + 1.0) for p in both}
     path = plot_elo_progress(both, elo, [], run_dir / "report" / "both.png", anchor="puct.gen0")
     assert path.exists() and path.stat().st_size > 1000
+
+
+def test_two_real_runs_are_rated_in_one_tournament_at_the_same_hours(tmp_path):
+    import json
+
+    from harness.config_io import from_mapping
+    from harness.rl.config import RLConfig
+    from harness.rl.run import RLRun
+
+    for name, seed in (("puct", 1), ("other", 2)):
+        values = {
+            "run": name, "runs_dir": str(tmp_path), "board_size": 5, "komi": 2.0,
+            "model": "a0.tiny", "generations": 2, "seed": seed,
+            "mcts": {"playouts": 3}, "evaluator": {"batch_size": 4},
+            "selfplay": {"games": 2, "parallel": 2, "max_moves": 12},
+            "train": {"steps": 1, "batch_size": 4}, "window": {"initial": 2},
+        }
+        RLRun(from_mapping(RLConfig, values, "test"), log=lambda _: None).run()
+    out, table = rl_report([tmp_path / "puct", tmp_path / "other"], hours=[1.0],
+                           games_per_pair=2, opening_moves=1, playouts=3, progress=False)
+    assert out == tmp_path / "report-puct-vs-other"
+    players = {row[1]: row for row in table}
+    assert set(players) == {"puct.gen0", "puct.gen2", "other.gen0", "other.gen2"}
+    assert players["puct.gen0"][6] == 0.0  # the anchor
+    assert all(row[0] == row[1].split(".")[0] for row in table)
+    text = (out / "tournament" / "results.jsonl").read_text()
+    games = [json.loads(line) for line in text.splitlines()]
+    assert len(games) == 6 * 2  # every pair of the four players, both colours
+    assert any({g["black"].split(".")[0], g["white"].split(".")[0]} == {"puct", "other"}
+               for g in games)
+    assert (out / "elo.png").exists() and (out / "elo.csv").exists()

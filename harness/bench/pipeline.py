@@ -62,6 +62,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save", default=None, help="also write STEM.csv and STEM.md")
 
 
+def with_parts(measure: str, window_parts: int) -> str:
+    """A row's name, saying the window_parts setting when it is not the default."""
+    return measure if window_parts == 1 else f"{measure}, {window_parts} window parts"
+
+
 def stream_rate(path: Path, encoder: str, threads: int, batch_size: int, seconds: float,
                 window_parts: int = 1) -> float:
     """Positions per second delivered by a training stream (after one warm-up batch)."""
@@ -123,20 +128,18 @@ def mixing_rows(path: Path, encoder: str, batch_size: int, window_parts: int = 1
     config = PipelineConfig(batch_size=batch_size, encoder=encoder, window_parts=window_parts)
     with BatchStream(path, "train", config) as stream:
         mixing = batch_mixing(stream)
-    parts = f", {window_parts} window parts"
+    span = mixing.span_batches
     rows = [
-        ("games per batch" + parts, encoder, "-", batch_size, mixing.distinct_games, "games"),
-        ("most positions of one game" + parts, encoder, "-", batch_size,
-         mixing.most_of_one_game, "positions"),
-        (f"games in {mixing.span_batches:,} batches" + parts, encoder, "-", batch_size,
-         mixing.span_games, "games"),
-        (f"positions per game in {mixing.span_batches:,} batches" + parts, encoder, "-",
-         batch_size, mixing.positions_per_game_in_span, "positions"),
+        ("games per batch", mixing.distinct_games, "games"),
+        ("most positions of one game", mixing.most_of_one_game, "positions"),
+        (f"games in {span:,} batches", mixing.span_games, "games"),
+        (f"positions per game in {span:,} batches", mixing.positions_per_game_in_span,
+         "positions"),
     ]
-    if window_parts == 1:
-        rows.insert(1, ("games per batch, uniform draw", encoder, "-", batch_size,
-                        mixing.uniform_distinct_games, "games"))
-    return rows
+    if window_parts == 1:  # the draw does not depend on the setting
+        rows.insert(1, ("games per batch, uniform draw", mixing.uniform_distinct_games, "games"))
+    return [(with_parts(measure, window_parts), encoder, "-", batch_size, value, unit)
+            for measure, value, unit in rows]
 
 
 def _sample_dataset(tmp: Path, games: int) -> Path:
@@ -181,10 +184,8 @@ def run(args: argparse.Namespace) -> int:
                                        parts)
                     key = (encoder, parts)
                     best[key] = max(best.get(key, 0.0), rate)  # the best thread count
-                    what = "pipeline" if parts == 1 else f"pipeline, {parts} window parts"
-                    rows.append(
-                        (what, encoder, threads or "all", args.batch_size, rate, "positions/s")
-                    )
+                    rows.append((with_parts("pipeline", parts), encoder, threads or "all",
+                                 args.batch_size, rate, "positions/s"))
         for parts in args.window_parts:
             rows.extend(mixing_rows(path, args.encoders[0], args.batch_size, parts))
         if args.model:
@@ -208,9 +209,8 @@ def run(args: argparse.Namespace) -> int:
                         )
                     )
                     for parts in args.window_parts:
-                        what = "pipeline / train" + (f", {parts} window parts" if parts > 1
-                                                     else "")
-                        rows.append((what, encoder, "-", "-", best[encoder, parts] / rate, "x"))
+                        rows.append((with_parts("pipeline / train", parts), encoder, "-", "-",
+                                     best[encoder, parts] / rate, "x"))
     print(format_table(HEADER, rows))
     if args.save:
         save_table(HEADER, rows, args.save)

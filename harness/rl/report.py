@@ -150,13 +150,13 @@ def rl_report(
         dirs[0] / "report" if len(dirs) == 1
         else dirs[0].parent / ("report-" + "-vs-".join(d.name for d in dirs)))
     points, entries = [], []
-    for d, config in zip(dirs, configs, strict=True):
+    for d, run_config in zip(dirs, configs, strict=True):
         every = generation_points(d)
         picked = select_at_hours(every, hours) if hours else select(every, generations, count)
         if picked[0].generation != 0:
             picked.insert(0, every[0])  # the anchor is always there
         prefix = f"{d.name}." if len(dirs) > 1 else ""
-        entries += players_for(picked, d, playouts, config.encoder, prefix=prefix)
+        entries += players_for(picked, d, playouts, run_config.encoder, prefix=prefix)
         points += picked
     anchor = points[0].player
     tournament = TournamentConfig(
@@ -197,18 +197,17 @@ def plot_elo_progress(points: list[Point], elo: dict[str, tuple[float, float, fl
 
     runs = list(dict.fromkeys(p.run for p in points))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-    labels = ("self-play games", "wall time (hours)")
-    for ax, label in zip(axes, labels, strict=True):
+    x_axes = (("self-play games", lambda p: p.games),
+              ("wall time (hours)", lambda p: p.wall_time_s / 3600.0))
+    for ax, (label, x_of) in zip(axes, x_axes, strict=True):
         for run in runs:
             mine = [p for p in points if p.run == run]
-            x = [p.games for p in mine] if label == labels[0] else [
-                p.wall_time_s / 3600.0 for p in mine]
             y = np.array([elo[p.player][0] for p in mine])
             err = np.array([[elo[p.player][0] - elo[p.player][1] for p in mine],
                             [elo[p.player][2] - elo[p.player][0] for p in mine]])
-            ax.errorbar(x, y, yerr=err, marker="o", capsize=3,
+            ax.errorbar([x_of(p) for p in mine], y, yerr=err, marker="o", capsize=3,
                         label=run if len(runs) > 1 else "self-play net")
-        right = max(p.games if label == labels[0] else p.wall_time_s / 3600.0 for p in points)
+        right = max(x_of(p) for p in points)
         for name in baselines:
             value = elo[name][0]
             if math.isfinite(value):

@@ -328,15 +328,18 @@ class BatchedSearch:
 
     def _gather(self, group: int) -> int:
         """Collect the group's leaves into its buffer; returns how many need the network."""
-        s = self.slots
-        if len(self._groups) > 1:
-            s = s._replace(active=s.active & self._groups[group])
+        s = self.slots._replace(active=self._group_active(group))
         if not s.active.any():
             return 0
         return gather(
             self.tree, s, self.roots, self.root_rows, self.scratch,
             self._group_leaves[group], self.params, self.per_game, self._geo,
         )
+
+    def _group_active(self, group: int) -> np.ndarray:
+        """The searching slots of ``group`` (all of them when there is one group)."""
+        active = self.slots.active
+        return active if len(self._groups) == 1 else active & self._groups[group]
 
     def _evaluate(self, group: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         """The network's answer for the group's first ``n`` leaves. It reads
@@ -358,8 +361,7 @@ class BatchedSearch:
                    self.params)
             self.evaluations += n
         s, tree = self.slots, self.tree
-        active = s.active if len(self._groups) == 1 else s.active & self._groups[group]
-        for g in np.flatnonzero(active):
+        for g in np.flatnonzero(self._group_active(group)):
             expanded = tree.first[g, T.ROOT] >= 0
             if expanded and tree.visits[g, T.ROOT] - 1 >= s.target[g]:
                 self._done.append((int(g), self._finish_slot(int(g))))
