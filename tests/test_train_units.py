@@ -12,7 +12,7 @@ from harness.config_io import load_config, read_saved_config, save_config
 from harness.game.geometry import BLACK, WHITE
 from harness.train.config import ConfigError, TrainConfig
 from harness.train.metrics import MetricAccumulator
-from harness.train.schedules import ScheduleSpec, learning_rate
+from harness.train.schedules import ScheduleSpec, learning_rate, learning_rate_at
 from harness.train.sources import ArraySource, derive_seed, epoch_batches
 from harness.train.targets import from_head, signed_outcome, to_head
 
@@ -61,6 +61,19 @@ def test_warmup_ramps_linearly_then_follows_the_schedule():
     assert learning_rate(spec, 49) == pytest.approx(0.5 * 0.005 * (1 + math.cos(math.pi * 0.049)))
     plain = ScheduleSpec("cosine", initial=0.01, final=0.0, total_steps=1000)
     assert learning_rate(spec, 400) == learning_rate(plain, 400)
+
+
+def test_a_budgets_warmup_is_its_stated_fraction_whatever_the_epoch_size():
+    # The claim suites' setting: 6 slices of a wall budget, nominal epochs of
+    # 8,192 samples. The warm-up must end at 2% of the budget, not a third.
+    config = TrainConfig(model="a0.small", data="d.h5", lr=0.002, lr_final=0.0001,
+                         lr_schedule="cosine", lr_warmup=0.02, epochs=6, epoch_samples=8192,
+                         batch_size=128, budget=1200)
+    spec = config.schedule()
+    assert learning_rate_at(spec, 0.01) == pytest.approx(0.001, rel=0.02)
+    cosine = 0.0001 + 0.5 * 0.0019 * (1 + math.cos(math.pi / 6))
+    assert learning_rate_at(spec, 1 / 6) == pytest.approx(cosine)
+    assert learning_rate_at(spec, 1.0) == pytest.approx(0.0001)
 
 
 @pytest.mark.parametrize("warmup", [0, 90])

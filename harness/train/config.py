@@ -121,12 +121,16 @@ class TrainConfig:
 
     def schedule(self) -> ScheduleSpec:
         """The learning-rate schedule: in optimizer steps, or in budget ticks with a budget."""
+        # Every length below must be in the same unit as the position the
+        # trainer passes (ticks of the budget, or optimizer steps): a warm-up
+        # in ticks against a total in steps once stretched a 2% warm-up over
+        # a third of a budgeted run.
         spe = BUDGET_TICKS_PER_EPOCH if self.budget else self.steps_per_epoch
         return ScheduleSpec(
             kind=self.lr_schedule,
             initial=self.lr,
             final=self.lr_final,
-            total_steps=self.total_steps,
+            total_steps=spe * self.epochs,
             step_every=max(1, round(self.lr_step_epochs * spe)),
             step_factor=self.lr_step_factor,
             period=max(1, round(self.lr_cycle_epochs * spe)),

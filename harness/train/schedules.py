@@ -48,6 +48,11 @@ def learning_rate(spec: ScheduleSpec, step: float) -> float:
     return warm * _scheduled(spec, step)
 
 
+def learning_rate_at(spec: ScheduleSpec, fraction: float) -> float:
+    """The learning rate once ``fraction`` of a budgeted run is spent."""
+    return learning_rate(spec, fraction * spec.total_steps)
+
+
 def _scheduled(spec: ScheduleSpec, step: float) -> float:
     i = min(max(float(step), 0.0), float(spec.total_steps))
     t = max(spec.total_steps, 1)

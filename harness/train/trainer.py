@@ -22,7 +22,7 @@ from harness.train.config import ConfigError, TrainConfig
 from harness.train.distribute import make_strategy, optimizer_step, train_batch
 from harness.train.evaluation import evaluate_model, model_value_loss
 from harness.train.run_dir import RunDir, RunState
-from harness.train.schedules import keras_schedule, learning_rate
+from harness.train.schedules import keras_schedule, learning_rate, learning_rate_at
 from harness.train.sources import BatchSource, epoch_batches, to_head_targets
 
 EXIT_INTERRUPTED = 130
@@ -258,7 +258,7 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
             used = budget_used(config, state)
             if used >= epoch / config.epochs:
                 break
-            lr = learning_rate(spec, used * spec.total_steps)
+            lr = learning_rate_at(spec, used)
             model.optimizer.learning_rate.assign(lr)
         x, targets, weights = _fill_missing_heads(model, to_head_targets(batch, value_loss))
         logs = train_batch(model, x, targets, weights)
