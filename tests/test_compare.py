@@ -86,3 +86,17 @@ def test_estimate_with_no_interval_prints_the_value_only():
     from harness.stats import fmt_with_interval
 
     assert fmt_with_interval(Estimate(0.5, float("nan"), float("nan")), percent=True) == "50.0"
+
+
+def test_max_samples_compares_every_model_and_the_baseline_on_the_same_first_positions(
+        two_games, tmp_path):  # noqa: F811
+    from harness.nets import build_model, save_model
+
+    model = save_model(build_model("a0.tiny", 9, 21, seed=3), tmp_path / "m.keras")
+    whole, _ = compare_command.compare_checkpoints([("m", model)], two_games, "train",
+                                                   batch_size=4, reps=50)
+    first, _ = compare_command.compare_checkpoints([("m", model)], two_games, "train",
+                                                   batch_size=4, reps=50, max_samples=3)
+    assert [r.grouped["policy_top1"].counts.sum() for r in whole] == [9, 9]
+    # a whole first batch of 4 positions, for the baseline as for the model
+    assert [r.grouped["policy_top1"].counts.sum() for r in first] == [4, 4]

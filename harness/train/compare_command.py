@@ -16,6 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", required=True, help="positions file made by harness ingest")
     parser.add_argument("--split", default="val", help="split to compare on (default val)")
     parser.add_argument("--batch-size", type=int, default=256)
+    parser.add_argument("--max-samples", type=int, default=0,
+                        help="the split's first N positions, the same for every model "
+                             "(0: the whole split)")
     parser.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
     parser.add_argument("--no-baseline", dest="baseline", action="store_false",
                         help="leave out the most-frequent-move baseline")
@@ -33,7 +36,7 @@ def checkpoint_of(path: str | Path) -> tuple[str, Path]:
 
 def compare_checkpoints(networks: Sequence[tuple[str, Path]], data, split: str = "val", *,
                         batch_size: int = 256, reps: int = 2000, baseline: bool = True,
-                        progress: bool = False):
+                        max_samples: int = 0, progress: bool = False):
     """``(results, pairs)`` of :mod:`harness.train.compare` for named checkpoints on a split."""
     from harness.train.compare import ModelResult, compare, frequent_move_baseline
     from harness.train.config import ConfigError
@@ -44,7 +47,8 @@ def compare_checkpoints(networks: Sequence[tuple[str, Path]], data, split: str =
     encoder = ""
     for name, checkpoint in networks:
         evaluation, info = evaluate_checkpoint_split(checkpoint, data, split,
-                                                     batch_size=batch_size, progress=progress)
+                                                     batch_size=batch_size,
+                                                     max_samples=max_samples, progress=progress)
         encoder = info["encoder"]
         results.append(ModelResult(name, evaluation.grouped))
     names = [r.name for r in results]
@@ -56,6 +60,9 @@ def compare_checkpoints(networks: Sequence[tuple[str, Path]], data, split: str =
             rows, groups = source.rows(batch_size), source.groups(batch_size)
         finally:
             source.close()
+        if max_samples:  # evaluation stops after whole batches
+            kept = -(-max_samples // batch_size) * batch_size
+            rows, groups = rows[:kept], groups[:kept]
         results.insert(0, frequent_move_baseline(data, split, rows, groups))
     return results, compare(results, reps=reps)
 
@@ -74,7 +81,9 @@ def run(args: argparse.Namespace) -> int:
         results, pairs = compare_checkpoints([checkpoint_of(m) for m in args.models],
                                              args.data, args.split,
                                              batch_size=args.batch_size, reps=args.reps,
-                                             baseline=args.baseline, progress=not args.quiet)
+                                             baseline=args.baseline,
+                                             max_samples=args.max_samples,
+                                             progress=not args.quiet)
     except ConfigError as e:
         print(f"harness compare: {e}", file=sys.stderr)
         return 2
