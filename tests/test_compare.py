@@ -100,3 +100,18 @@ def test_max_samples_compares_every_model_and_the_baseline_on_the_same_first_pos
     assert [r.grouped["policy_top1"].counts.sum() for r in whole] == [9, 9]
     # a whole first batch of 4 positions, for the baseline as for the model
     assert [r.grouped["policy_top1"].counts.sum() for r in first] == [4, 4]
+
+
+def test_recalibrated_evaluation_uses_the_training_split_statistics(two_games, tmp_path):  # noqa: F811
+    from harness.nets import build_model, save_model
+    from harness.train.evaluate_command import evaluate_checkpoint
+
+    # A fresh net's moving statistics (mean 0, variance 1) are not its inputs'.
+    model = save_model(build_model("a0.tiny", 9, 21, seed=3), tmp_path / "m.keras")
+    as_saved = evaluate_checkpoint(model, two_games, "train", batch_size=4)
+    again = evaluate_checkpoint(model, two_games, "train", batch_size=4)
+    recalibrated = evaluate_checkpoint(model, two_games, "train", batch_size=4,
+                                       recalibrate_bn=2)
+    assert as_saved["loss"] == again["loss"] and as_saved["recalibrate_bn"] == 0
+    assert recalibrated["recalibrate_bn"] == 2
+    assert recalibrated["loss"] != pytest.approx(as_saved["loss"], rel=1e-4)

@@ -47,6 +47,7 @@ class TrainSection:
     lr_final: float = 0.0002
     lr_warmup: float = 0.0
     weight_decay: float = 0.0001
+    recalibrate_bn: int = 0  # batches (harness train --recalibrate-bn)
     # Equal compute: every model gets the same budget (harness train --budget),
     # in ``epochs`` slices; 0 trains epochs x epoch_samples (equal samples).
     budget: float = 0.0

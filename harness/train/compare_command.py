@@ -11,6 +11,8 @@ HELP = "compare checkpoints on the same positions: intervals, paired differences
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.train.evaluate_command import add_recalibration_argument
+
     parser.add_argument("models", nargs="+",
                         help=".keras checkpoints or training run folders (their best.keras)")
     parser.add_argument("--data", required=True, help="positions file made by harness ingest")
@@ -20,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the split's first N positions, the same for every model "
                              "(0: the whole split)")
     parser.add_argument("--reps", type=int, default=2000, help="bootstrap replicates")
+    add_recalibration_argument(parser)
     parser.add_argument("--no-baseline", dest="baseline", action="store_false",
                         help="leave out the most-frequent-move baseline")
     parser.add_argument("-o", "--out", help="folder for estimates.csv and pairs.csv")
@@ -36,7 +39,7 @@ def checkpoint_of(path: str | Path) -> tuple[str, Path]:
 
 def compare_checkpoints(networks: Sequence[tuple[str, Path]], data, split: str = "val", *,
                         batch_size: int = 256, reps: int = 2000, baseline: bool = True,
-                        max_samples: int = 0, progress: bool = False):
+                        max_samples: int = 0, recalibrate_bn: int = 0, progress: bool = False):
     """``(results, pairs)`` of :mod:`harness.train.compare` for named checkpoints on a split."""
     from harness.train.compare import ModelResult, compare, frequent_move_baseline
     from harness.train.config import ConfigError
@@ -48,7 +51,9 @@ def compare_checkpoints(networks: Sequence[tuple[str, Path]], data, split: str =
     for name, checkpoint in networks:
         evaluation, info = evaluate_checkpoint_split(checkpoint, data, split,
                                                      batch_size=batch_size,
-                                                     max_samples=max_samples, progress=progress)
+                                                     max_samples=max_samples,
+                                                     recalibrate_bn=recalibrate_bn,
+                                                     progress=progress)
         encoder = info["encoder"]
         results.append(ModelResult(name, evaluation.grouped))
     names = [r.name for r in results]
@@ -83,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
                                              batch_size=args.batch_size, reps=args.reps,
                                              baseline=args.baseline,
                                              max_samples=args.max_samples,
+                                             recalibrate_bn=args.recalibrate_bn,
                                              progress=not args.quiet)
     except ConfigError as e:
         print(f"harness compare: {e}", file=sys.stderr)

@@ -73,6 +73,10 @@ class TrainConfig:
     lr_warmup: float = setting(
         0.0, "linear warm-up from 0 over this fraction of the run (or of the budget)")
     weight_decay: float = setting(1e-4, "decoupled weight decay on kernels")
+    recalibrate_bn: int = setting(
+        0, "before each validation and checkpoint, re-estimate every batch norm's "
+        "statistics on this many training batches (short runs: the moving averages lag "
+        "the weights); not charged to a budget")
     loss_weights: dict[str, float] = setting(
         {}, "loss weight of a head, e.g. value=0.25 (repeatable; missing heads get the "
         "model's defaults: 1, or Cazenave's valN for the value head)",
@@ -178,7 +182,7 @@ def _problems(c: TrainConfig):
             yield f"{name} must be positive, got {getattr(c, name)}"
     if not 0 <= c.lr_warmup < 1:
         yield f"lr_warmup must be a fraction in [0, 1), got {c.lr_warmup}"
-    for name in ("lr_final", "weight_decay", "val_samples"):
+    for name in ("lr_final", "weight_decay", "val_samples", "recalibrate_bn"):
         if getattr(c, name) < 0:
             yield f"{name} must not be negative, got {getattr(c, name)}"
     if not 0 <= c.momentum < 1:

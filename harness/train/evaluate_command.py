@@ -18,8 +18,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "else the dataset's)")
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--max-samples", type=int, default=0, help="0: the whole split")
+    add_recalibration_argument(parser)
     parser.add_argument("--out", help="output stem for .json/.csv (default: next to the model)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_recalibration_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--recalibrate-bn", type=int, default=0, metavar="N",
+                        help="first re-estimate every batch norm's statistics on N training "
+                             "batches under the final weights (short runs: the moving "
+                             "averages lag the weights) (default 0: as saved)")
 
 
 def default_stem(model: Path, data: Path, split: str) -> Path:
@@ -39,6 +47,7 @@ def run_config_for(model: Path):
 
 def evaluate_checkpoint(model_path: str | Path, data: str | Path, split: str, *,
                         encoder: str = "", batch_size: int = 256, max_samples: int = 0,
+                        recalibrate_bn: int = 0,
                         progress: bool = False) -> dict[str, float | str | int]:
     """Load, check against the dataset, evaluate: metrics with 95% intervals over games.
 
@@ -46,13 +55,13 @@ def evaluate_checkpoint(model_path: str | Path, data: str | Path, split: str, *,
     """
     evaluation, info = evaluate_checkpoint_split(
         model_path, data, split, encoder=encoder, batch_size=batch_size,
-        max_samples=max_samples, progress=progress)
+        max_samples=max_samples, recalibrate_bn=recalibrate_bn, progress=progress)
     return {**info, **evaluation.with_intervals()}
 
 
 def evaluate_checkpoint_split(model_path: str | Path, data: str | Path, split: str, *,
                               encoder: str = "", batch_size: int = 256, max_samples: int = 0,
-                              progress: bool = False):
+                              recalibrate_bn: int = 0, progress: bool = False):
     """The :class:`~harness.train.evaluation.Evaluation` of a checkpoint, and what it ran on."""
     from harness.train.checkpoints import check_compatible, load_checkpoint
     from harness.train.config import ConfigError
@@ -78,6 +87,14 @@ def evaluate_checkpoint_split(model_path: str | Path, data: str | Path, split: s
     weights = {"policy": 1.0, "value": 1.0}
     if run_config is not None:
         weights.update(run_config.loss_weights)
+    if recalibrate_bn:
+        from harness.train.batch_norm import recalibrate_from_source
+
+        train = open_split(data, "train", enc.name)
+        try:
+            recalibrate_from_source(model, train, recalibrate_bn, batch_size)
+        finally:
+            train.close()
     source = open_split(data, split, enc.name)
     try:
         evaluation = evaluate_split(model, source, value_loss=value_loss, loss_weights=weights,
@@ -86,7 +103,8 @@ def evaluate_checkpoint_split(model_path: str | Path, data: str | Path, split: s
     finally:
         source.close()
     return evaluation, {"model": str(model_path), "data": str(data), "split": split,
-                        "encoder": enc.name, "value_head": value_loss}
+                        "encoder": enc.name, "value_head": value_loss,
+                        "recalibrate_bn": recalibrate_bn}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -96,6 +114,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = evaluate_checkpoint(args.model, args.data, args.split, encoder=args.encoder,
                                      batch_size=args.batch_size, max_samples=args.max_samples,
+                                     recalibrate_bn=args.recalibrate_bn,
                                      progress=not args.quiet)
     except ConfigError as e:
         print(f"harness evaluate: {e}", file=sys.stderr)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.train.batch_norm import recalibrate_from_source
 from harness.train.config import ConfigError, TrainConfig
 from harness.train.distribute import make_strategy, optimizer_step, train_batch
 from harness.train.evaluation import evaluate_model, model_value_loss
@@ -338,6 +339,8 @@ def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss
     for key in ("loss", "policy_loss", "value_loss"):
         if key in logs:
             row[f"train_{key}"] = float(logs[key])
+    if config.recalibrate_bn:
+        recalibrate_from_source(model, plan.train, config.recalibrate_bn, config.batch_size)
     if plan.val is not None:
         val = evaluate_model(model, plan.val, value_loss=value_loss,
                              loss_weights=_weights(config), batch_size=max(config.batch_size, 256),
