@@ -115,3 +115,19 @@ def test_recalibrated_evaluation_uses_the_training_split_statistics(two_games, t
     assert as_saved["loss"] == again["loss"] and as_saved["recalibrate_bn"] == 0
     assert recalibrated["recalibrate_bn"] == 2
     assert recalibrated["loss"] != pytest.approx(as_saved["loss"], rel=1e-4)
+
+
+def test_slices_of_two_runs_are_named_by_their_run_and_clashes_fail_before_evaluating(
+        tmp_path):
+    from harness.config_io import ConfigError
+
+    for run in ("run-a", "run-b"):
+        (tmp_path / run).mkdir()
+        (tmp_path / run / "config.json").write_text("{}")
+    assert compare_command.checkpoint_of(tmp_path / "run-a" / "epoch-001.keras")[0] == \
+        "run-a/epoch-001"
+    assert compare_command.checkpoint_of(tmp_path / "loose.keras")[0] == "loose"
+    # Neither file exists: the name clash is reported before any model is loaded.
+    clash = [("epoch-001", tmp_path / "x.keras"), ("epoch-001", tmp_path / "y.keras")]
+    with pytest.raises(ConfigError, match="same name"):
+        compare_command.compare_checkpoints(clash, tmp_path / "none.h5")

@@ -30,10 +30,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def checkpoint_of(path: str | Path) -> tuple[str, Path]:
-    """A display name and the checkpoint file: a run folder means its best.keras."""
+    """A display name and the checkpoint file: a run folder means its best.keras.
+
+    A checkpoint inside a run folder is named ``RUN/epoch-001``: the slices of
+    different runs share their file names.
+    """
     path = Path(path)
     if path.is_dir():
         return path.name, path / "best.keras"
+    if (path.parent / "config.json").exists():
+        return f"{path.parent.name}/{path.stem}", path
     return path.stem, path
 
 
@@ -46,6 +52,9 @@ def compare_checkpoints(networks: Sequence[tuple[str, Path]], data, split: str =
     from harness.train.dataset_source import open_split
     from harness.train.evaluate_command import evaluate_checkpoint_split
 
+    names = [name for name, _ in networks]
+    if len(set(names)) != len(names):  # before minutes of evaluation, not after
+        raise ConfigError(f"two models have the same name: {names}")
     results = []
     encoder = ""
     for name, checkpoint in networks:
@@ -56,9 +65,6 @@ def compare_checkpoints(networks: Sequence[tuple[str, Path]], data, split: str =
                                                      progress=progress)
         encoder = info["encoder"]
         results.append(ModelResult(name, evaluation.grouped))
-    names = [r.name for r in results]
-    if len(set(names)) != len(names):
-        raise ConfigError(f"two models have the same name: {names}")
     if baseline:
         source = open_split(data, split, encoder)
         try:
