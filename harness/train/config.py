@@ -116,10 +116,6 @@ class TrainConfig:
         return math.ceil(self.epoch_samples / self.batch_size)
 
     @property
-    def total_steps(self) -> int:
-        return self.steps_per_epoch * self.epochs
-
-    @property
     def run_dir(self) -> Path:
         return Path(self.runs_dir) / self.run
 
