@@ -78,3 +78,36 @@ def test_evaluate_out_option_and_bad_inputs(two_games, checkpoint, tmp_path, cap
     ):
         code, _, err = run_evaluate(argv, capsys)
         assert code == 2 and len(err.strip().splitlines()) == 1 and needle in err, err
+
+
+def test_a_saved_recalibrated_checkpoint_scores_as_it_was_scored(two_games, checkpoint,  # noqa: F811
+                                                                tmp_path, capsys):
+    from harness.nets import load_model
+
+    saved = tmp_path / "precise.keras"
+    code, out, err = run_evaluate([str(checkpoint), "--data", str(two_games), "--split", "train",
+                                   "--batch-size", "4", "--recalibrate-bn", "2",
+                                   "--save-model", str(saved), "--out", str(tmp_path / "r")],
+                                  capsys)
+    assert code == 0, err
+    assert f"wrote {saved}" in out
+    recalibrated = json.loads((tmp_path / "r.json").read_text())
+    code, _, err = run_evaluate([str(saved), "--data", str(two_games), "--split", "train",
+                                 "--batch-size", "4", "--out", str(tmp_path / "s")], capsys)
+    assert code == 0, err
+    as_saved = json.loads((tmp_path / "s.json").read_text())
+    assert as_saved["recalibrate_bn"] == 0
+    assert as_saved["loss"] == pytest.approx(recalibrated["loss"], rel=1e-5)
+    assert load_model(saved).model_info == load_model(checkpoint).model_info
+
+
+def test_save_model_needs_a_recalibration_and_a_keras_name(two_games, checkpoint,  # noqa: F811
+                                                          tmp_path, capsys):
+    code, _, err = run_evaluate([str(checkpoint), "--data", str(two_games), "--split", "train",
+                                 "--save-model", str(tmp_path / "x.keras")], capsys)
+    assert code == 2 and "--recalibrate-bn" in err
+    code, _, err = run_evaluate([str(checkpoint), "--data", str(two_games), "--split", "train",
+                                 "--recalibrate-bn", "1", "--save-model", str(tmp_path / "x.h5")],
+                                capsys)
+    assert code == 2 and ".keras" in err
+    assert not list(tmp_path.iterdir())

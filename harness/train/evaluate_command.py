@@ -19,6 +19,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--max-samples", type=int, default=0, help="0: the whole split")
     add_recalibration_argument(parser)
+    parser.add_argument("--save-model", metavar="PATH",
+                        help="with --recalibrate-bn: also write the recalibrated checkpoint "
+                             "here (.keras), so that games and tournaments play the net "
+                             "that was scored")
     parser.add_argument("--out", help="output stem for .json/.csv (default: next to the model)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -47,7 +51,7 @@ def run_config_for(model: Path):
 
 def evaluate_checkpoint(model_path: str | Path, data: str | Path, split: str, *,
                         encoder: str = "", batch_size: int = 256, max_samples: int = 0,
-                        recalibrate_bn: int = 0,
+                        recalibrate_bn: int = 0, save_model: str | Path | None = None,
                         progress: bool = False) -> dict[str, float | str | int]:
     """Load, check against the dataset, evaluate: metrics with 95% intervals over games.
 
@@ -55,14 +59,17 @@ def evaluate_checkpoint(model_path: str | Path, data: str | Path, split: str, *,
     """
     evaluation, info = evaluate_checkpoint_split(
         model_path, data, split, encoder=encoder, batch_size=batch_size,
-        max_samples=max_samples, recalibrate_bn=recalibrate_bn, progress=progress)
+        max_samples=max_samples, recalibrate_bn=recalibrate_bn, save_model=save_model,
+        progress=progress)
     return {**info, **evaluation.with_intervals()}
 
 
 def evaluate_checkpoint_split(model_path: str | Path, data: str | Path, split: str, *,
                               encoder: str = "", batch_size: int = 256, max_samples: int = 0,
-                              recalibrate_bn: int = 0, progress: bool = False):
-    """The :class:`~harness.train.evaluation.Evaluation` of a checkpoint, and what it ran on."""
+                              recalibrate_bn: int = 0, save_model: str | Path | None = None,
+                              progress: bool = False):
+    """The :class:`~harness.train.evaluation.Evaluation` of a checkpoint, and what it ran on;
+    with ``save_model``, the recalibrated checkpoint is written there first."""
     from harness.train.checkpoints import check_compatible, load_checkpoint
     from harness.train.config import ConfigError
     from harness.train.dataset_source import open_split, read_dataset_meta
@@ -70,6 +77,10 @@ def evaluate_checkpoint_split(model_path: str | Path, data: str | Path, split: s
     from harness.train.preflight import check_encoder
 
     model_path, data = Path(model_path), Path(data)
+    if save_model is not None and not recalibrate_bn:
+        raise ConfigError("--save-model writes a recalibrated checkpoint: give --recalibrate-bn N")
+    if save_model is not None and Path(save_model).suffix != ".keras":
+        raise ConfigError(f"{save_model}: the recalibrated checkpoint must be a .keras file")
     if not model_path.exists():
         raise ConfigError(f"{model_path}: model file not found")
     meta = read_dataset_meta(data)
@@ -95,6 +106,10 @@ def evaluate_checkpoint_split(model_path: str | Path, data: str | Path, split: s
             recalibrate_from_source(model, train, recalibrate_bn, batch_size)
         finally:
             train.close()
+        if save_model is not None:
+            from harness.nets import save_model as write_model  # atomic, model_info kept
+
+            write_model(model, Path(save_model))
     source = open_split(data, split, enc.name)
     try:
         evaluation = evaluate_split(model, source, value_loss=value_loss, loss_weights=weights,
@@ -115,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         result = evaluate_checkpoint(args.model, args.data, args.split, encoder=args.encoder,
                                      batch_size=args.batch_size, max_samples=args.max_samples,
                                      recalibrate_bn=args.recalibrate_bn,
-                                     progress=not args.quiet)
+                                     save_model=args.save_model, progress=not args.quiet)
     except ConfigError as e:
         print(f"harness evaluate: {e}", file=sys.stderr)
         return 2
@@ -124,6 +139,9 @@ def run(args: argparse.Namespace) -> int:
     save_result(result, stem)
     print(format_table(["metric", "value"], [[k, v] for k, v in result.items()]))
     print(f"wrote {stem}.json and {stem}.csv")
+    if args.save_model:
+        print(f"wrote {args.save_model} (batch norms recalibrated on {args.recalibrate_bn} "
+              "training batches)")
     return 0
 
 
