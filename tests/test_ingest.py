@@ -303,3 +303,13 @@ def test_hostile_archives_are_rejected_with_reasons_and_nothing_escapes(tmp_path
         "deep/out/hostile.rejects.csv",
     }
     assert not (tmp_path / "x.sgf").exists() and not (REPO / "x.sgf").exists()
+
+
+def test_the_report_states_peak_memory_of_the_process_and_its_workers(synthetic, tmp_path):
+    import resource
+
+    report = run_ingest([synthetic], tmp_path / "m.h5", workers=2, board_size=9)
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # a Python process with numpy and h5py loaded holds tens of MiB at least
+    assert 20 < report["peak_rss_mib"] <= own + 0.1
+    assert report["peak_worker_rss_mib"] > 20

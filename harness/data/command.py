@@ -142,6 +142,8 @@ def run(args: argparse.Namespace) -> int:
         f"{result.bytes_per_position:.1f} bytes/position, {result.seconds:.1f} s "
         f"({result.positions / max(result.seconds, 1e-9):,.0f} positions/s)"
     )
+    print(f"peak memory {result.peak_rss_mib:,.0f} MiB (largest worker "
+          f"{result.peak_worker_rss_mib:,.0f} MiB)")
     print(f"report {result.report}, rejects {result.rejects}")
     return 0
 
