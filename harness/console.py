@@ -23,6 +23,7 @@ import re
 import sys
 import threading
 import time
+import warnings
 from typing import TextIO
 
 VERBOSE_ENV = "HARNESS_VERBOSE"
@@ -42,6 +43,12 @@ NOISE = re.compile(
     r"|To enable the following instructions: .* in other operations, rebuild TensorFlow"
     r"|cuda_executor\.cc.*could not open file to read NUMA node"
 )
+
+
+# Python warnings from libraries that say nothing about the run: Keras imports
+# tf2onnx's shim, which probes ``np.object`` on every start (message prefixes,
+# as ``-W`` and ``PYTHONWARNINGS`` match them).
+PYTHON_NOISE = (("In the future `np.object` will be defined", FutureWarning),)
 
 
 def verbose() -> bool:
@@ -114,11 +121,25 @@ def quiet_native_noise() -> None:
     if verbose() or _filter is not None:
         return
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    quiet_python_noise()
     try:
         _filter = _NoiseFilter()
     except OSError:  # no descriptor 2 to filter (a daemon): nothing to hide
         return
     atexit.register(_filter.stop)
+
+
+def quiet_python_noise() -> None:
+    """Ignore :data:`PYTHON_NOISE` here and, through ``PYTHONWARNINGS``, in the
+    worker processes this one starts."""
+    entries = []
+    for message, category in PYTHON_NOISE:
+        warnings.filterwarnings("ignore", message=re.escape(message), category=category)
+        entries.append(f"ignore:{message}:{category.__name__}")
+    existing = os.environ.get("PYTHONWARNINGS", "")
+    missing = [e for e in entries if e not in existing.split(",")]
+    if missing:
+        os.environ["PYTHONWARNINGS"] = ",".join([existing, *missing] if existing else missing)
 
 
 def _interval() -> float:

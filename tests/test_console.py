@@ -8,6 +8,7 @@ import io
 import os
 import subprocess
 import sys
+import warnings
 
 import pytest
 
@@ -74,6 +75,27 @@ def test_verbose_keeps_every_native_line():
     stderr = run_script(HARNESS_VERBOSE="1")
     for line in NOISE_LINES + REAL_LINES:
         assert line in stderr
+
+
+TF2ONNX_WARNING = ("In the future `np.object` will be defined as the corresponding NumPy "
+                   "scalar.")
+
+
+def test_kerass_tf2onnx_probe_warning_is_ignored_here_and_in_child_processes(monkeypatch):
+    monkeypatch.setenv("PYTHONWARNINGS", "default::ResourceWarning")
+    with warnings.catch_warnings(record=True) as caught:
+        console.quiet_python_noise()
+        warnings.warn(TF2ONNX_WARNING, FutureWarning, stacklevel=1)
+        warnings.warn("another future change", FutureWarning, stacklevel=1)
+    assert [str(w.message) for w in caught] == ["another future change"]
+    child = subprocess.run(
+        [sys.executable, "-c", f"import warnings; warnings.warn({TF2ONNX_WARNING!r}, "
+                               "FutureWarning); warnings.warn('kept', FutureWarning)"],
+        capture_output=True, text=True, timeout=60, check=True, env=dict(os.environ))
+    assert "np.object" not in child.stderr and "kept" in child.stderr
+    assert os.environ["PYTHONWARNINGS"].startswith("default::ResourceWarning,")
+    console.quiet_python_noise()  # twice: the entry is not repeated
+    assert os.environ["PYTHONWARNINGS"].count("np.object") == 1
 
 
 @pytest.mark.slow
