@@ -51,3 +51,14 @@ def test_a_suite_holds_out_the_months_its_test_sources_name(tmp_path):
         held_out = {s.rsplit("!", 1)[1] for s, split in
                     zip(ds.games["source"], ds.games["split"], strict=True) if split == TEST}
     assert held_out == {"2011-02"}
+
+
+def test_step_times_of_earlier_runs_are_read_back_and_a_torn_file_starts_again(tmp_path):
+    from harness.suite.runner import read_timings
+
+    path = tmp_path / "timings.json"
+    assert read_timings(path) == {}
+    path.write_text('{"data": 12.5, "train": 1200, "note": "x"}')
+    assert read_timings(path) == {"data": 12.5, "train": 1200.0}
+    path.write_text('{"data": 12.')
+    assert read_timings(path) == {}

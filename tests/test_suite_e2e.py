@@ -115,7 +115,13 @@ def test_tiny_study_runs_end_to_end_and_reruns_as_a_no_op(tmp_path):
         assert f"<h2>{section}</h2>" in html
     assert html.count("data:image/png;base64,") >= 4
 
-    # A second run finds every step complete and changes no result.
+    # A second run finds every step complete and changes no result; the step
+    # times add up over both runs.
     before = (out / "tournament" / "results.jsonl").read_text()
+    first_times = json.loads((out / "timings.json").read_text())
+    assert list(first_times) == ["data", "train", "compare", "bench", "rl", "tournament",
+                                 "report"]
     run_suite(config, progress=False, log=lambda _: None)
     assert (out / "tournament" / "results.jsonl").read_text() == before
+    times = json.loads((out / "timings.json").read_text())
+    assert all(times[step] >= first_times[step] for step in first_times)

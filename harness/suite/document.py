@@ -331,9 +331,8 @@ def _environment_section(config: SuiteConfig) -> list[Block]:
     timings = config.out / "timings.json"
     if timings.exists():
         values = json.loads(timings.read_text())
-        blocks.append(
-            Block("p", "Step times (s): " + ", ".join(f"{k} {v}" for k, v in values.items()))
-        )
+        steps = ", ".join(f"{k} {v}" for k, v in values.items())
+        blocks.append(Block("p", f"Step times (s, summed over every run of this suite): {steps}"))
     return blocks
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from harness import __version__
 from harness.config_io import values_of
 from harness.distributed import BackendSettings
-from harness.files import atomic_json, atomic_path
+from harness.files import atomic_json, atomic_path, read_json
 from harness.game.settings import GameSettings
 from harness.suite.config import SCRATCH, SCRATCH_FIRST, SCRATCH_LAST, SuiteConfig
 
@@ -40,13 +40,17 @@ def _run_suite(config: SuiteConfig, *, progress: bool, log: Log) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     atomic_json(out / "config.json", config.to_dict())
     atomic_json(out / "environment.json", environment())
-    timings: dict[str, float] = {}
+    # Summed over every invocation, written after each step: a resumed or
+    # killed suite still reports what its stages cost in all.
+    timings = read_timings(out / "timings.json")
 
     def step(name: str, fn, *args):
         started = time.perf_counter()
         log(f"== {name}")
         value = fn(*args)
-        timings[name] = round(time.perf_counter() - started, 1)
+        spent = time.perf_counter() - started
+        timings[name] = round(timings.get(name, 0.0) + spent, 1)
+        atomic_json(out / "timings.json", timings)
         return value
 
     dataset = step("data", ensure_dataset, config, progress, log)
@@ -58,9 +62,18 @@ def _run_suite(config: SuiteConfig, *, progress: bool, log: Log) -> Path:
     step("tournament", ensure_tournament, config, runs, progress, log)
     from harness.suite.document import write_report
 
-    report = step("report", write_report, config, runs)
-    atomic_json(out / "timings.json", timings)
-    return report
+    return step("report", write_report, config, runs)
+
+
+def read_timings(path: Path) -> dict[str, float]:
+    """Seconds per step from earlier runs of this suite (none if unreadable)."""
+    try:
+        values = read_json(path)
+    except ValueError:  # a torn or hand-edited file: start the count again
+        return {}
+    if not isinstance(values, dict):
+        return {}
+    return {str(k): float(v) for k, v in values.items() if isinstance(v, int | float)}
 
 
 # --- data ---------------------------------------------------------------------------
