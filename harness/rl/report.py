@@ -217,7 +217,8 @@ def plot_elo_progress(points: list[Point], elo: dict[str, tuple[float, float, fl
         ax.grid(alpha=0.3)
     if len(runs) > 1:
         axes[0].legend(fontsize="small")
-    axes[0].set_ylabel(f"Elo (Bradley-Terry, {anchor} = 0, 95% interval)")
+    # Two lines: a run-prefixed anchor name is longer than the axis is tall.
+    axes[0].set_ylabel(f"Elo (Bradley-Terry, 95% interval)\n{anchor} = 0")
     if title:
         fig.suptitle(title)
     return save_figure(fig, path, dpi=120)
