@@ -94,7 +94,8 @@ def test_kerass_tf2onnx_probe_warning_is_ignored_here_and_in_child_processes(mon
         capture_output=True, text=True, timeout=60, check=True, env=dict(os.environ))
     assert "np.object" not in child.stderr and "kept" in child.stderr
     assert os.environ["PYTHONWARNINGS"].startswith("default::ResourceWarning,")
-    console.quiet_python_noise()  # twice: the entry is not repeated
+    with warnings.catch_warnings():  # leave this process's filters as they were
+        console.quiet_python_noise()  # twice: the entry is not repeated
     assert os.environ["PYTHONWARNINGS"].count("np.object") == 1
 
 
