@@ -13,6 +13,7 @@ from harness.arena.adaptive import next_round
 from harness.arena.ratings import Outcome
 from harness.arena.tournament import (
     RESULTS_FILE,
+    TIMING_FIELDS,
     TournamentConfig,
     latest_rows,
     pair_counts,
@@ -129,7 +130,7 @@ def test_command_line_flags_make_an_adaptive_config(tmp_path):
 def rows_without_timing(out):
     """The game rows on disk by id, without their timing (a torn line is skipped)."""
     rows = latest_rows(read_results(out))
-    return {row.game_id: {k: v for k, v in asdict(row).items() if k != "seconds"}
+    return {row.game_id: {k: v for k, v in asdict(row).items() if k not in TIMING_FIELDS}
             for row in rows}
 
 

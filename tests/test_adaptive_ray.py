@@ -7,7 +7,13 @@ from dataclasses import asdict
 
 import pytest
 
-from harness.arena.tournament import TournamentConfig, latest_rows, read_results, run_tournament
+from harness.arena.tournament import (
+    TIMING_FIELDS,
+    TournamentConfig,
+    latest_rows,
+    read_results,
+    run_tournament,
+)
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 
@@ -21,7 +27,7 @@ def adaptive(out, **kw) -> TournamentConfig:
 
 
 def games(out) -> dict[str, dict]:
-    return {row.game_id: {k: v for k, v in asdict(row).items() if k != "seconds"}
+    return {row.game_id: {k: v for k, v in asdict(row).items() if k not in TIMING_FIELDS}
             for row in latest_rows(read_results(out))}
 
 

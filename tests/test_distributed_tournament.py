@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 
 from harness.arena.datagen import DatagenConfig, generate
-from harness.arena.tournament import RESULTS_FILE, TournamentConfig, run_tournament, schedule
+from harness.arena.tournament import (
+    RESULTS_FILE,
+    TIMING_FIELDS,
+    TournamentConfig,
+    run_tournament,
+    schedule,
+)
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 
@@ -29,9 +35,9 @@ def config(out: Path, **kw) -> TournamentConfig:
 
 
 def results(out: Path) -> list[dict]:
-    """Every line of ``results.jsonl`` without its timing, in file order."""
+    """Every line of ``results.jsonl`` without its timings, in file order."""
     lines = (out / RESULTS_FILE).read_text().splitlines()
-    return [{k: v for k, v in json.loads(line).items() if k != "seconds"} for line in lines]
+    return [{k: v for k, v in json.loads(line).items() if k not in TIMING_FIELDS} for line in lines]
 
 
 def by_game(rows: list[dict]) -> dict[str, dict]:

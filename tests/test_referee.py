@@ -5,6 +5,8 @@ The SGF files are read back with sgfmill, an independent SGF implementation.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from sgfmill import sgf as sgfmill_sgf
@@ -296,6 +298,28 @@ def test_an_opening_is_played_before_the_players_take_over():
     assert played.moves[:3] == [(BLACK, 2), (WHITE, 3), (BLACK, 7)]
     assert played.result.to_sgf() == "B+F"
     assert "illegal move 4 D5 (occupied point)" in played.reason
+
+
+class Ponderer(ScriptedPlayer):
+    """Plays its script after thinking for a fixed time per move."""
+
+    def select_move(self, game):
+        time.sleep(0.02)
+        return super().select_move(game)
+
+
+def test_each_side_has_its_own_clock_and_openings_are_nobody_s_moves():
+    played = play_game(
+        Ponderer(BLACK_WALL[2:]), ScriptedPlayer(WHITE_WALL[:4]), size=5, komi=0.5,
+        opening=points("C5", "D1", "C4"),
+    )
+    # White chose D5, D4, D3, D2 and a pass (D1 was the opening's), Black C3, C2,
+    # C1 and a pass: 5 and 4 moves chosen after 3 opening moves.
+    assert played.turns == {BLACK: 4, WHITE: 5}
+    assert len(played.moves) == 3 + 4 + 5
+    assert played.clock[BLACK] >= 4 * 0.02  # slept through every one of its moves
+    assert played.clock[WHITE] < played.clock[BLACK]
+    assert played.seconds >= played.clock[BLACK] + played.clock[WHITE]
 
 
 class Scribbler(ScriptedPlayer):

@@ -5,7 +5,14 @@ import pytest
 
 from harness.arena.plots import plot_elo, plot_win_matrix
 from harness.arena.ratings import Outcome
-from harness.arena.tables import colour_table, games_matrix, ranking_table, win_matrix, write_table
+from harness.arena.tables import (
+    clock_table,
+    colour_table,
+    games_matrix,
+    ranking_table,
+    win_matrix,
+    write_table,
+)
 
 PLAYERS = ["gnugo", "net", "random"]
 # net beats random 2-0, gnugo beats net 1.5-0.5 (one draw), gnugo beats random as Black.
@@ -31,6 +38,16 @@ def test_colour_table_splits_black_and_white():
     t = colour_table(GAMES, PLAYERS).set_index("player")
     assert t.loc["net", "games_black"] == 2 and t.loc["net", "win_rate_black"] == 0.75
     assert t.loc["net", "games_white"] == 2 and t.loc["net", "win_rate_white"] == 0.5
+
+
+def test_clock_table_adds_each_player_s_thinking_over_its_games():
+    sides = [("net", 3.0, 30), ("gnugo", 1.0, 29), ("net", 1.5, 20), ("gnugo", 0.5, 21),
+             ("idle", 0.0, 0)]
+    t = clock_table(sides, ["net", "gnugo", "idle"]).set_index("player")
+    assert t["moves"].tolist() == [50, 50, 0]
+    assert t.loc["net", "seconds_per_move"] == pytest.approx(4.5 / 50)
+    assert t.loc["gnugo", "seconds_per_move"] == pytest.approx(1.5 / 50)
+    assert np.isnan(t.loc["idle", "seconds_per_move"])  # no move chosen: no pace
 
 
 def test_ranking_orders_players_and_reports_win_rates():

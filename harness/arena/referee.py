@@ -52,6 +52,10 @@ class PlayedGame:
     harness_score: float | None = None  # Black - White - komi by our count, if counted
     engine_scores: dict[str, str] = field(default_factory=dict)  # engine -> its final_score
     seconds: float = 0.0
+    # Each colour's own thinking: seconds inside select_move and the moves it chose
+    # (openings excluded), so a player's pace can be set against its opponent's.
+    clock: dict[int, float] = field(default_factory=lambda: {BLACK: 0.0, WHITE: 0.0})
+    turns: dict[int, int] = field(default_factory=lambda: {BLACK: 0, WHITE: 0})
     sgf_path: Path | None = None
     crashed: bool = False  # a player failed (crash, timeout): an error game, not a loss
 
@@ -112,6 +116,7 @@ def play_game(
             notify(listener, game, int(move))
 
     result, reason, crashed = None, "", False
+    clock, turns = {BLACK: 0.0, WHITE: 0.0}, {BLACK: 0, WHITE: 0}
     while result is None:
         if game.is_over:
             result, reason = _natural_end(game, scorer)
@@ -121,6 +126,7 @@ def play_game(
             break
         color = game.to_play
         player = players[color]
+        thinking = time.perf_counter()
         try:
             # A copy: a player that scribbles on its argument cannot change the record.
             move = int(player.select_move(game.copy()))
@@ -132,6 +138,9 @@ def play_game(
             reason = f"{COLOR_NAMES[color]} ({player.name}) failed: {_one_line(exc)}"
             crashed = True
             break
+        finally:
+            clock[color] += time.perf_counter() - thinking
+            turns[color] += 1
         if move == RESIGN:
             game.resign(color)
             result, reason = game.result(), f"{COLOR_NAMES[color]} resigned"
@@ -164,6 +173,8 @@ def play_game(
         date=_dt.date.today().isoformat(),
         seed=seed,
         seconds=time.perf_counter() - started,
+        clock=clock,
+        turns=turns,
         crashed=crashed,
     )
     if result.kind in ("score", "draw") and rules != "nogo":

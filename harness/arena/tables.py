@@ -106,6 +106,19 @@ def colour_table(outcomes: Sequence[Outcome], players: Sequence[str]) -> pd.Data
     return pd.DataFrame(rows)
 
 
+def clock_table(turns: Sequence[tuple[str, float, int]], players: Sequence[str]) -> pd.DataFrame:
+    """Each player's own thinking time per move, from ``(player, seconds, moves)``
+    per game side: a search's pace set against an engine's (GNU Go has no
+    playout count to state its budget in)."""
+    rows = []
+    for name in players:
+        seconds = sum(s for who, s, _ in turns if who == name)
+        moves = sum(n for who, _, n in turns if who == name)
+        rows.append({"player": name, "moves": moves, "seconds": seconds,
+                     "seconds_per_move": seconds / moves if moves else float("nan")})
+    return pd.DataFrame(rows)
+
+
 # Columns of the ranking as people read them: header with its unit, digits kept.
 READABLE_RANKING = {
     "rank": ("rank", None),
@@ -126,6 +139,12 @@ READABLE_COLOURS = {
     "win_rate_black": ("win rate as Black (%)", 1),
     "games_white": ("games as White", None),
     "win_rate_white": ("win rate as White (%)", 1),
+}
+READABLE_CLOCK = {
+    "player": ("player", None),
+    "moves": ("moves chosen", None),
+    "seconds": ("thinking (s)", 1),
+    "seconds_per_move": ("seconds per move", 3),
 }
 READABLE_UNRESOLVED = {
     "higher": ("higher", None),

@@ -28,8 +28,10 @@ import pandas as pd
 
 from harness.arena.ratings import Outcome, bradley_terry
 from harness.arena.tables import (
+    READABLE_CLOCK,
     READABLE_COLOURS,
     READABLE_UNRESOLVED,
+    clock_table,
     colour_table,
     games_matrix,
     ranking_table,
@@ -163,6 +165,10 @@ class GameTask:
     seed: int
 
 
+# The fields of a result row that a replay of the same game changes (wall-clock times).
+TIMING_FIELDS = frozenset({"seconds", "black_seconds", "white_seconds"})
+
+
 @dataclass
 class GameRow:
     """One line of ``results.jsonl``."""
@@ -180,6 +186,11 @@ class GameRow:
     error: str | None = None
     harness_score: float | None = None
     engine_scores: dict[str, str] = field(default_factory=dict)
+    # Each side's thinking time and moves chosen (opening moves excluded).
+    black_seconds: float = 0.0
+    white_seconds: float = 0.0
+    black_turns: int = 0
+    white_turns: int = 0
 
     @classmethod
     def failed(cls, task: GameTask, message: str) -> GameRow:
@@ -327,6 +338,10 @@ def play_task(task: GameTask, config: TournamentConfig) -> GameRow:
         error=error,
         harness_score=played.harness_score,
         engine_scores=played.engine_scores,
+        black_seconds=round(played.clock[BLACK], 3),
+        white_seconds=round(played.clock[WHITE], 3),
+        black_turns=played.turns[BLACK],
+        white_turns=played.turns[WHITE],
     )
 
 
@@ -559,6 +574,9 @@ def write_tournament_tables(config: TournamentConfig, rows: Sequence[GameRow]) -
     unresolved = pd.DataFrame([asdict(u) for u in decision.unresolved],
                               columns=["higher", "lower", "los", "games"])
     colours = colour_table(outcomes, names)
+    clocks = clock_table([(r.black, r.black_seconds, r.black_turns) for r in rows]
+                         + [(r.white, r.white_seconds, r.white_turns) for r in rows], names)
+    write_table(clocks, out / "clock", display=readable(clocks, READABLE_CLOCK))
     write_table(unresolved, out / "unresolved", display=readable(unresolved, READABLE_UNRESOLVED))
     write_table(wins, out / "win_matrix", index=True,
                 display=readable_matrix(wins, "row's score against column (%)"))
