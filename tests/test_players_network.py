@@ -76,6 +76,25 @@ def test_mcts_player_with_a_network_searches_the_requested_playouts(tiny_model):
     assert player.last_result.playouts == 24
 
 
+# Black's two eyes in the corner, A9 and C9.
+TWO_EYES = """
+. X . X . . . . .
+X X X X . . . . .
+""" + ". . . . . . . . .\n" * 7
+
+
+def test_an_mcts_player_without_eye_fills_never_searches_its_own_eyes(tiny_model):
+    game = Game.from_ascii(TWO_EYES, to_play=BLACK)
+    eyes = [gtp_to_point("A9", 9), gtp_to_point("C9", 9)]
+    keeping = make_player(f"mcts:{tiny_model}@24,fill_eyes=0")
+    filling = make_player(f"mcts:{tiny_model}@24")
+    assert not keeping.config.fill_eyes and filling.config.fill_eyes
+    keeping.select_move(game)
+    filling.select_move(game)
+    assert not keeping.last_result.prior[eyes].any() and not keeping.last_result.visits[eyes].any()
+    assert filling.last_result.prior[eyes].all()
+
+
 def test_network_players_finish_a_game_against_random(tiny_model):
     for player in (PolicyPlayer(tiny_model), MCTSPlayer(tiny_model, playouts=8)):
         played = play_game(player, RandomPlayer(seed=0), size=9, komi=7.5, max_moves=30)

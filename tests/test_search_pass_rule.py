@@ -1,5 +1,7 @@
-"""The search's "finished" pass rule: pass is a candidate only when the game is over
-in substance (own eyes left to fill, or a Tromp-Taylor win after the opponent passed)."""
+"""The search's own limits on Go moves: the "finished" pass rule (pass is a
+candidate only when the game is over in substance: own eyes left to fill, or a
+Tromp-Taylor win after the opponent passed) and, with ``fill_eyes=False``, no
+move into an own true eye."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ import pytest
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
 from harness.search import BatchedSearch, MCTSConfig
-from harness.search.leaves import restrict_pass
+from harness.search.leaves import restrict_moves, restrict_pass
 from harness.search.oracle import OracleEvaluator
 from harness.search.selfplay import play_games
 
@@ -29,6 +31,17 @@ SPLIT = """
 . X O . .
 . X O . .
 . X O . .
+"""
+
+
+# Black (to move, behind by 9 points before komi) has two true eyes, at A5 and
+# C5, and nothing else to play: White's three empty points are suicide for it.
+BEHIND_WITH_TWO_EYES = """
+. X . X O
+X X X X O
+O O O O O
+O O . O O
+O . O O .
 """
 
 
@@ -116,3 +129,64 @@ def test_self_play_passes_only_in_finished_positions():
                 assert not open_points or ending_a_win
             replay.play(move)
     assert passes > 0
+
+
+def test_the_player_behind_fills_an_eye_rather_than_accept_the_count():
+    """The harness's own collapse (docs/results.md, "Why the losses to GNU Go
+    end with every stone dead"): after the opponent's pass, passing ends the
+    game at an exact -1 while filling an eye is valued by an estimate, which
+    is never quite -1, so the search fills its eyes."""
+    game = Game.from_ascii(BEHIND_WITH_TWO_EYES, to_play=WHITE, komi=0.5)
+    game.play(game.pass_move)
+    result = search_once(game, "finished")
+    assert result.best_move in (0, 2)
+
+
+def test_without_eye_fills_the_player_behind_accepts_the_count():
+    game = Game.from_ascii(BEHIND_WITH_TWO_EYES, to_play=WHITE, komi=0.5)
+    game.play(game.pass_move)
+    evaluator = OracleEvaluator(game.size, value="area", priors="uniform", scale=25.0)
+    config = MCTSConfig(playouts=200, fill_eyes=False)
+    result = BatchedSearch(evaluator, config, seed=3).search([game])[0]
+    assert result.best_move == game.pass_move
+    assert result.visits[0] == result.visits[2] == 0
+
+
+def test_eye_moves_dropped_are_exactly_the_own_true_eyes():
+    """restrict_moves against the independent eye test, on positions of
+    random games (a 7x7 board has false eyes, edge eyes and corner eyes)."""
+    rng = np.random.default_rng(11)
+    owner = np.zeros(49, np.int32)
+    checked = eyes_seen = 0
+    for _ in range(6):
+        game = Game(7, komi=0.5)
+        while not game.is_over and len(game.moves) < 120:
+            legal = game.legal_moves()
+            kept = legal.copy()
+            geo = game.geo
+            restrict_moves(game.boards, 0, game.komi, geo.neighbours, geo.diagonals, kept,
+                           owner, 0, False)  # pass rule "free": only the eye rule acts
+            board = game.board
+            for p in np.flatnonzero(legal[:-1]):
+                eye = _own_eye(board, p // 7, p % 7, game.to_play)
+                assert kept[p] == (not eye)
+                eyes_seen += eye
+            assert kept[-1] == legal[-1]
+            checked += 1
+            moves = np.flatnonzero(legal)
+            game.play(int(rng.choice(moves)))
+    assert checked > 300 and eyes_seen > 20
+
+
+def test_self_play_without_eye_fills_never_fills_an_own_eye():
+    evaluator = OracleEvaluator(5, value="area", priors="uniform", scale=6.0)
+    config = MCTSConfig(playouts=24, temperature_moves=30, fill_eyes=False)
+    search = BatchedSearch(evaluator, config, games=4, seed=5)
+    records = play_games(search, 8, komi=0.5, seed=9, max_moves=200)
+    for record in records:
+        replay = Game(5, komi=0.5)
+        for color, move in record.game.moves:
+            if move != replay.pass_move:
+                assert not _own_eye(replay.board, move // 5, move % 5, color)
+            replay.play(move)
+        assert replay.is_over

@@ -43,6 +43,7 @@ class MCTSPlayer(SearchBudget):
         encoder: str | None = None,
         root: str = "puct",
         gumbel_k: int = 16,
+        fill_eyes: bool = True,
         config=None,
         seed: int | None = None,
         name: str | None = None,
@@ -63,6 +64,7 @@ class MCTSPlayer(SearchBudget):
             resign_disabled_fraction=0.0,
             root=root,
             gumbel_k=gumbel_k,
+            fill_eyes=fill_eyes,
         )
         self.playouts = self.config.playouts
         self.randomize = randomize

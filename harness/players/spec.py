@@ -11,6 +11,7 @@ Options may follow as ``,key=value``: ``seed=N`` for any player, ``resign=R``
 for uct (win rate), ``randomize=1`` for mcts (Cazenave's tournament choice;
 Gumbel noise under the Gumbel root), ``root=gumbel`` and ``gumbel_k=N`` for
 mcts (Gumbel AlphaZero's search, at most N root moves sampled),
+``fill_eyes=0`` for mcts (the search never plays into its own true eyes),
 ``encoder=NAME`` for policy and mcts (when the run does not say).
 
 The text is parsed once, by :func:`parse_player`, into a :class:`PlayerSpec`;
@@ -46,7 +47,7 @@ _OPTIONS = {  # the options each kind takes besides seed (gtp takes none: commas
     "random": (),
     "uct": ("resign",),
     "policy": ("encoder",),
-    "mcts": ("randomize", "encoder", "root", "gumbel_k"),
+    "mcts": ("randomize", "encoder", "root", "gumbel_k", "fill_eyes"),
     "gnugo": (),
 }
 
@@ -70,6 +71,7 @@ class PlayerSpec:
     randomize: bool = False  # mcts
     root: str = DEFAULT_ROOT  # mcts: "puct" or "gumbel"
     gumbel_k: int = DEFAULT_GUMBEL_K  # mcts
+    fill_eyes: bool = True  # mcts: False keeps moves into own eyes out of the search
     encoder: str | None = None  # policy, mcts: when the model does not say
 
     @property
@@ -92,6 +94,7 @@ class PlayerSpec:
             "root": None if self.root == DEFAULT_ROOT else self.root,
             "gumbel_k": None if self.gumbel_k == DEFAULT_GUMBEL_K else str(self.gumbel_k),
             "randomize": "1" if self.randomize else None,
+            "fill_eyes": None if self.fill_eyes else "0",
             "encoder": self.encoder,
             "resign": None if self.resign is None else _short(self.resign),
             "seed": None if self.seed is None else str(self.seed),
@@ -136,8 +139,8 @@ class PlayerSpec:
 
             return self._network(lambda: MCTSPlayer(
                 self.model, playouts=self.playouts, randomize=self.randomize,
-                encoder=self.encoder, root=self.root, gumbel_k=self.gumbel_k, seed=seed,
-                name=name))
+                encoder=self.encoder, root=self.root, gumbel_k=self.gumbel_k,
+                fill_eyes=self.fill_eyes, seed=seed, name=name))
         if self.kind == "gnugo":
             from harness.players.gtp_player import gnugo_player
 
@@ -208,10 +211,12 @@ def parse_player(text: str) -> PlayerSpec:
         raise _fail(text, f"root must be one of {', '.join(ROOT_RULES)}, got {root!r}")
     randomize = "randomize" in options and bool(_integer(text, options["randomize"],
                                                          "option randomize"))
+    fill_eyes = "fill_eyes" not in options or bool(_integer(text, options["fill_eyes"],
+                                                            "option fill_eyes"))
     return PlayerSpec(
         "mcts", model=model,
         playouts=_positive(text, after_at or DEFAULT_PLAYOUTS["mcts"], "playouts"),
-        randomize=randomize, encoder=encoder, root=root,
+        randomize=randomize, encoder=encoder, root=root, fill_eyes=fill_eyes,
         gumbel_k=_positive(text, options.get("gumbel_k", DEFAULT_GUMBEL_K), "gumbel_k"),
         seed=seed,
     )

@@ -41,7 +41,7 @@ from harness.search import tree as T
 from harness.search.config import MCTSConfig
 from harness.search.evaluator import Evaluator
 from harness.search.gumbel import root_decision, sample_noise
-from harness.search.leaves import PASS_FINISHED, PASS_RULES, history_rows, restrict_pass
+from harness.search.leaves import PASS_RULES, history_rows, restrict_moves
 from harness.search.moves import (
     SearchResult,
     best_move,
@@ -80,6 +80,7 @@ def _params(config: MCTSConfig) -> np.ndarray:
     params[T.C_VISIT] = config.c_visit
     params[T.C_SCALE] = config.c_scale
     params[T.Q_MINMAX] = config.q_normalisation == "minmax"
+    params[T.FILL_EYES] = config.fill_eyes
     return params
 
 
@@ -252,8 +253,8 @@ class BatchedSearch:
         s.new_playouts[index] = 0
         s.noise_on[index] = False
         legal = game.legal_moves()
-        if self.params[T.PASS_RULE] == PASS_FINISHED and game.rules != "nogo":
-            restrict_pass(game.boards, 0, game.komi, self._nbr, self._geo[1], legal, self._owner)
+        restrict_moves(game.boards, 0, game.komi, self._nbr, self._geo[1], legal, self._owner,
+                       int(self.params[T.PASS_RULE]), self.config.fill_eyes)
         if game.is_over or not legal.any():
             self._done.append((index, self._empty_result(legal, bool(full))))
             return

@@ -94,19 +94,45 @@ def restrict_pass(b, slot, komi, nbr, diag, legal, owner):
 
 
 @njit(cache=True)
-def leaf_outcome(b, slot, komi, nbr, diag, zob, legal, owner, pass_rule):
+def drop_own_eyes(b, slot, nbr, diag, legal):
+    """Take the side to move's own true eyes out of ``legal``.
+
+    Under area scoring an eye filled is never a point gained, only a step
+    towards a group with one eye; pass stays as it is (with nothing else
+    left, :func:`restrict_pass` has kept it legal).
+    """
+    color = b.meta[slot, K.TO_PLAY]
+    for p in range(legal.shape[0] - 1):
+        if legal[p] and K.is_eye(b, slot, p, color, nbr, diag):
+            legal[p] = False
+
+
+@njit(cache=True)
+def restrict_moves(b, slot, komi, nbr, diag, legal, owner, pass_rule, fill_eyes):
+    """The search's own limits on the legal moves of a Go position (not
+    NoGo): the pass rule (:func:`restrict_pass` under ``PASS_FINISHED``),
+    then, unless ``fill_eyes``, no move into an own eye."""
+    if b.meta[slot, K.RULE] == K.NOGO:
+        return
+    if pass_rule == PASS_FINISHED:
+        restrict_pass(b, slot, komi, nbr, diag, legal, owner)
+    if not fill_eyes:
+        drop_own_eyes(b, slot, nbr, diag, legal)
+
+
+@njit(cache=True)
+def leaf_outcome(b, slot, komi, nbr, diag, zob, legal, owner, pass_rule, fill_eyes):
     """(is_terminal, value for the side to move) of the position in ``slot``.
 
-    Fills ``legal`` (bool, P + 1) for positions that go on, with pass
-    restricted under ``PASS_FINISHED`` (:func:`restrict_pass`). Go ends after
-    two passes (scored by area with komi); NoGo ends when the side to move has
-    no legal move, and that side has lost.
+    Fills ``legal`` (bool, P + 1) for positions that go on, limited by
+    :func:`restrict_moves`. Go ends after two passes (scored by area with
+    komi); NoGo ends when the side to move has no legal move, and that side
+    has lost.
     """
     if b.meta[slot, K.RULE] != K.NOGO and b.meta[slot, K.PASSES] >= 2:
         return True, area_value(b, slot, komi, nbr, owner)
     K.legal_mask(b, slot, nbr, zob, legal)
-    if pass_rule == PASS_FINISHED and b.meta[slot, K.RULE] != K.NOGO:
-        restrict_pass(b, slot, komi, nbr, diag, legal, owner)
+    restrict_moves(b, slot, komi, nbr, diag, legal, owner, pass_rule, fill_eyes)
     if b.meta[slot, K.RULE] == K.NOGO:
         for m in range(legal.shape[0]):
             if legal[m]:

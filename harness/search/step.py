@@ -110,7 +110,7 @@ def descend(t, g, path, params, noise, budget):
 
 
 @njit(cache=True)
-def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, pass_rule):
+def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
     """Rebuild leaf ``n``'s position; returns True when it needs the network.
 
     A finished position is marked TERMINAL with its exact value and backed up
@@ -122,8 +122,9 @@ def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, pass_rul
     load_leaf(roots, g, root_rows, t.move[g], path, depth, scratch, n, leaves.rows)
     replay_path(t.move[g], path, depth, scratch, n, leaves.rows, nbr, zob)
     node = path[depth - 1]
+    pass_rule, fill_eyes = rules
     over, value = leaf_outcome(scratch, n, s.komi[g], nbr, diag, zob, leaves.legal[n], owner,
-                               pass_rule)
+                               pass_rule, fill_eyes)
     if over and node != T.ROOT:
         t.first[g, node] = T.TERMINAL
         t.term[g, node] = value
@@ -144,7 +145,7 @@ def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo):
     ``geo`` is the board's (neighbours, diagonals, zobrist) arrays.
     """
     capacity = leaves.game.shape[0]
-    pass_rule = int(params[T.PASS_RULE])
+    rules = (int(params[T.PASS_RULE]), params[T.FILL_EYES] != 0.0)
     owner = np.zeros(roots.stones.shape[1], np.int32)
     n = 0
     for g in range(t.move.shape[0]):
@@ -158,7 +159,7 @@ def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo):
             leaves.path[n, 0] = T.ROOT
             leaves.depth[n] = 1
             t.inflight[g, T.ROOT] += 1
-            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, pass_rule):
+            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
                 n += 1
             continue
         pending = 0
@@ -178,7 +179,7 @@ def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo):
                 T.release(t, g, leaves.path[n], depth)
                 break
             leaves.depth[n] = depth
-            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, pass_rule):
+            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
                 n += 1
                 pending += 1
     return n

@@ -41,8 +41,8 @@ ROOT = 0
 
 # Indices into the ``params`` float64 vector the kernels take.
 C_PUCT, C_BASE, FPU, FPU_ROOT, VIRTUAL_LOSS, NOISE_EPSILON, PASS_RULE = range(7)
-ROOT_RULE, GUMBEL_K, C_VISIT, C_SCALE, Q_MINMAX = range(7, 12)
-PARAM_COUNT = 12
+ROOT_RULE, GUMBEL_K, C_VISIT, C_SCALE, Q_MINMAX, FILL_EYES = range(7, 13)
+PARAM_COUNT = 13
 # Values of params[ROOT_RULE].
 ROOT_PUCT, ROOT_GUMBEL = 0, 1
 
