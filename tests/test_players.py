@@ -248,7 +248,7 @@ def test_bad_specs_get_one_line_errors(spec, message):
     "random", "random,seed=3", "uct:50,resign=0.1", "gnugo:1,seed=2", 'gtp:"pachi -t =5000"',
     "gtp:/bin/cat -u 'two words'", "policy:m.keras@0.5,encoder=agz17",
     "mcts:m.keras@16,root=gumbel,gumbel_k=8,randomize=1",
-    "mcts:m.keras@16,randomize=1,fill_eyes=0",
+    "mcts:m.keras@16,randomize=1,fill_eyes=1",
 ])
 def test_a_spec_read_back_from_its_label_is_the_same_player(text):
     spec = parse_player(text)
@@ -261,7 +261,7 @@ def test_a_spec_read_back_from_its_label_is_the_same_player(text):
     ("gnugo", "gnugo:10"),
     ("gnugo,seed=2", "gnugo:10,seed=2"),
     ("mcts:m.keras@16,root=puct,gumbel_k=16", "mcts:m.keras@16"),
-    ("mcts:m.keras@16,fill_eyes=1", "mcts:m.keras@16"),
+    ("mcts:m.keras@16,fill_eyes=0", "mcts:m.keras@16"),
 ])
 def test_a_label_spells_out_the_defaults_that_will_be_played(text, label):
     assert parse_player(text).label == label

@@ -83,11 +83,11 @@ X X X X . . . . .
 """ + ". . . . . . . . .\n" * 7
 
 
-def test_an_mcts_player_without_eye_fills_never_searches_its_own_eyes(tiny_model):
+def test_an_mcts_player_never_searches_its_own_eyes_unless_told(tiny_model):
     game = Game.from_ascii(TWO_EYES, to_play=BLACK)
     eyes = [gtp_to_point("A9", 9), gtp_to_point("C9", 9)]
-    keeping = make_player(f"mcts:{tiny_model}@24,fill_eyes=0")
-    filling = make_player(f"mcts:{tiny_model}@24")
+    keeping = make_player(f"mcts:{tiny_model}@24")
+    filling = make_player(f"mcts:{tiny_model}@24,fill_eyes=1")
     assert not keeping.config.fill_eyes and filling.config.fill_eyes
     keeping.select_move(game)
     filling.select_move(game)

@@ -356,8 +356,9 @@ def test_the_search_equals_the_slow_reference_on_real_positions(seed, n, k, move
     for _ in range(moves):
         game.play(int(rng.choice(np.flatnonzero(game.legal_moves()[:-1]))))
     evaluator = HashEvaluator(5)
+    # The reference searches every legal move: no pass rule, eye fills allowed.
     config = MCTSConfig(playouts=n, root="gumbel", gumbel_k=k, add_noise=True, pass_rule="free",
-                        q_normalisation="minmax" if minmax else "range")
+                        fill_eyes=True, q_normalisation="minmax" if minmax else "range")
     search = BatchedSearch(evaluator, config, seed=seed)
     result = search.search([game])[0]
     visits, move, improved = ref_search(game, evaluator, search.slots.noise[0], n, k, minmax)

@@ -1,7 +1,7 @@
 """The search's own limits on Go moves: the "finished" pass rule (pass is a
 candidate only when the game is over in substance: own eyes left to fill, or a
-Tromp-Taylor win after the opponent passed) and, with ``fill_eyes=False``, no
-move into an own true eye."""
+Tromp-Taylor win after the opponent passed) and, unless ``fill_eyes``, no move
+into an own true eye."""
 
 from __future__ import annotations
 
@@ -74,9 +74,10 @@ def test_without_a_pass_first_even_the_player_ahead_plays_on():
     assert not pass_allowed(Game.from_ascii(SPLIT, to_play=WHITE, komi=0.5))
 
 
-def search_once(game: Game, rule: str):
+def search_once(game: Game, rule: str, fill_eyes: bool = False):
     evaluator = OracleEvaluator(game.size, value="area", priors="uniform", scale=25.0)
-    search = BatchedSearch(evaluator, MCTSConfig(playouts=200, pass_rule=rule), seed=3)
+    config = MCTSConfig(playouts=200, pass_rule=rule, fill_eyes=fill_eyes)
+    search = BatchedSearch(evaluator, config, seed=3)
     return search.search([game])[0]
 
 
@@ -135,19 +136,17 @@ def test_the_player_behind_fills_an_eye_rather_than_accept_the_count():
     """The harness's own collapse (docs/results.md, "Why the losses to GNU Go
     end with every stone dead"): after the opponent's pass, passing ends the
     game at an exact -1 while filling an eye is valued by an estimate, which
-    is never quite -1, so the search fills its eyes."""
+    is never quite -1, so a search allowed to fill its eyes does."""
     game = Game.from_ascii(BEHIND_WITH_TWO_EYES, to_play=WHITE, komi=0.5)
     game.play(game.pass_move)
-    result = search_once(game, "finished")
+    result = search_once(game, "finished", fill_eyes=True)
     assert result.best_move in (0, 2)
 
 
-def test_without_eye_fills_the_player_behind_accepts_the_count():
+def test_kept_out_of_its_eyes_the_player_behind_accepts_the_count():
     game = Game.from_ascii(BEHIND_WITH_TWO_EYES, to_play=WHITE, komi=0.5)
     game.play(game.pass_move)
-    evaluator = OracleEvaluator(game.size, value="area", priors="uniform", scale=25.0)
-    config = MCTSConfig(playouts=200, fill_eyes=False)
-    result = BatchedSearch(evaluator, config, seed=3).search([game])[0]
+    result = search_once(game, "finished")
     assert result.best_move == game.pass_move
     assert result.visits[0] == result.visits[2] == 0
 
@@ -178,9 +177,9 @@ def test_eye_moves_dropped_are_exactly_the_own_true_eyes():
     assert checked > 300 and eyes_seen > 20
 
 
-def test_self_play_without_eye_fills_never_fills_an_own_eye():
+def test_self_play_never_fills_an_own_eye():
     evaluator = OracleEvaluator(5, value="area", priors="uniform", scale=6.0)
-    config = MCTSConfig(playouts=24, temperature_moves=30, fill_eyes=False)
+    config = MCTSConfig(playouts=24, temperature_moves=30)
     search = BatchedSearch(evaluator, config, games=4, seed=5)
     records = play_games(search, 8, komi=0.5, seed=9, max_moves=200)
     for record in records:

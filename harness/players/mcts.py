@@ -43,7 +43,7 @@ class MCTSPlayer(SearchBudget):
         encoder: str | None = None,
         root: str = "puct",
         gumbel_k: int = 16,
-        fill_eyes: bool = True,
+        fill_eyes: bool = False,
         config=None,
         seed: int | None = None,
         name: str | None = None,

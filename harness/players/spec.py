@@ -11,7 +11,8 @@ Options may follow as ``,key=value``: ``seed=N`` for any player, ``resign=R``
 for uct (win rate), ``randomize=1`` for mcts (Cazenave's tournament choice;
 Gumbel noise under the Gumbel root), ``root=gumbel`` and ``gumbel_k=N`` for
 mcts (Gumbel AlphaZero's search, at most N root moves sampled),
-``fill_eyes=0`` for mcts (the search never plays into its own true eyes),
+``fill_eyes=1`` for mcts (the search may play into its own true eyes, as
+before 2026-11-26; default 0: it never does),
 ``encoder=NAME`` for policy and mcts (when the run does not say).
 
 The text is parsed once, by :func:`parse_player`, into a :class:`PlayerSpec`;
@@ -71,7 +72,7 @@ class PlayerSpec:
     randomize: bool = False  # mcts
     root: str = DEFAULT_ROOT  # mcts: "puct" or "gumbel"
     gumbel_k: int = DEFAULT_GUMBEL_K  # mcts
-    fill_eyes: bool = True  # mcts: False keeps moves into own eyes out of the search
+    fill_eyes: bool = False  # mcts: True lets the search play into its own eyes
     encoder: str | None = None  # policy, mcts: when the model does not say
 
     @property
@@ -94,7 +95,7 @@ class PlayerSpec:
             "root": None if self.root == DEFAULT_ROOT else self.root,
             "gumbel_k": None if self.gumbel_k == DEFAULT_GUMBEL_K else str(self.gumbel_k),
             "randomize": "1" if self.randomize else None,
-            "fill_eyes": None if self.fill_eyes else "0",
+            "fill_eyes": "1" if self.fill_eyes else None,
             "encoder": self.encoder,
             "resign": None if self.resign is None else _short(self.resign),
             "seed": None if self.seed is None else str(self.seed),
@@ -211,8 +212,8 @@ def parse_player(text: str) -> PlayerSpec:
         raise _fail(text, f"root must be one of {', '.join(ROOT_RULES)}, got {root!r}")
     randomize = "randomize" in options and bool(_integer(text, options["randomize"],
                                                          "option randomize"))
-    fill_eyes = "fill_eyes" not in options or bool(_integer(text, options["fill_eyes"],
-                                                            "option fill_eyes"))
+    fill_eyes = "fill_eyes" in options and bool(_integer(text, options["fill_eyes"],
+                                                         "option fill_eyes"))
     return PlayerSpec(
         "mcts", model=model,
         playouts=_positive(text, after_at or DEFAULT_PLAYOUTS["mcts"], "playouts"),
