@@ -182,8 +182,9 @@ class RLConfig(GameSettings, BackendSettings):
     generations: int = setting(
         10, "total generations (on --resume: extends or shortens the run)")
     max_hours: float = setting(
-        0.0, "wall-time budget: no new generation starts after it, 0: none (on --resume: "
-        "replaces the saved budget)", flag="--hours")
+        0.0, "time budget in hours of the run's own clock (self-play and training; start-up, "
+        "exports and checkpoints come on top): no new generation starts after it, 0: none "
+        "(on --resume: replaces the saved budget)", flag="--hours")
     seed: int = setting(0, "random seed")
     mcts: MCTSConfig = field(default_factory=MCTSConfig)
     evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
