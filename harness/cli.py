@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 import time
 
@@ -86,15 +87,29 @@ def main(argv: list[str] | None = None) -> int:
     # its own file descriptors.
     if argv is None:
         console.quiet_native_noise()
+        signal.signal(signal.SIGTERM, _terminate)
     started = time.monotonic()
     try:
         code = int(args._run(args) or 0)
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        code = 143
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         code = 130
     if args.command in LONG:
         console.summary(args.command, _outcome(code, time.monotonic() - started))
     return code
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: the command unwinds, so its worker pools
+    close (killing their processes, which would otherwise play on as orphans,
+    GTP engines and all) and what it wrote stays resumable."""
+
+
+def _terminate(signum, frame) -> None:
+    raise Terminated
 
 
 def _outcome(code: int, seconds: float) -> str:
