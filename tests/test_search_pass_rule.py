@@ -11,7 +11,7 @@ import pytest
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
 from harness.search import BatchedSearch, MCTSConfig
-from harness.search.leaves import restrict_moves, restrict_pass
+from harness.search.leaves import PASS_FREE, restrict_moves, restrict_pass
 from harness.search.oracle import OracleEvaluator
 from harness.search.selfplay import play_games
 
@@ -164,7 +164,7 @@ def test_eye_moves_dropped_are_exactly_the_own_true_eyes():
             kept = legal.copy()
             geo = game.geo
             restrict_moves(game.boards, 0, game.komi, geo.neighbours, geo.diagonals, kept,
-                           owner, 0, False)  # pass rule "free": only the eye rule acts
+                           owner, PASS_FREE, False)  # only the eye rule acts
             board = game.board
             for p in np.flatnonzero(legal[:-1]):
                 eye = _own_eye(board, p // 7, p % 7, game.to_play)
