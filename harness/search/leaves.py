@@ -98,8 +98,8 @@ def drop_own_eyes(b, slot, nbr, diag, legal):
     """Take the side to move's own true eyes out of ``legal``.
 
     Under area scoring an eye filled is never a point gained, only a step
-    towards a group with one eye; pass stays as it is (with nothing else
-    left, :func:`restrict_pass` has kept it legal).
+    towards a group with one eye. Pass is left alone: with nothing but eyes
+    left, :func:`restrict_pass` keeps it legal.
     """
     color = b.meta[slot, K.TO_PLAY]
     for p in range(legal.shape[0] - 1):
@@ -110,14 +110,15 @@ def drop_own_eyes(b, slot, nbr, diag, legal):
 @njit(cache=True)
 def restrict_moves(b, slot, komi, nbr, diag, legal, owner, pass_rule, fill_eyes):
     """The search's own limits on the legal moves of a Go position (not
-    NoGo): the pass rule (:func:`restrict_pass` under ``PASS_FINISHED``),
-    then, unless ``fill_eyes``, no move into an own eye."""
+    NoGo): unless ``fill_eyes``, no move into an own eye, and the pass rule
+    (:func:`restrict_pass` under ``PASS_FINISHED``). Eyes go first: the pass
+    rule then meets no eye and tests one point, not every eye again."""
     if b.meta[slot, K.RULE] == K.NOGO:
         return
-    if pass_rule == PASS_FINISHED:
-        restrict_pass(b, slot, komi, nbr, diag, legal, owner)
     if not fill_eyes:
         drop_own_eyes(b, slot, nbr, diag, legal)
+    if pass_rule == PASS_FINISHED:
+        restrict_pass(b, slot, komi, nbr, diag, legal, owner)
 
 
 @njit(cache=True)
