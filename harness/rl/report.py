@@ -198,7 +198,7 @@ def plot_elo_progress(points: list[Point], elo: dict[str, tuple[float, float, fl
     runs = list(dict.fromkeys(p.run for p in points))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
     x_axes = (("self-play games", lambda p: p.games),
-              ("wall time (hours)", lambda p: p.wall_time_s / 3600.0))
+              ("self-play + training time (hours)", lambda p: p.wall_time_s / 3600.0))
     for ax, (label, x_of) in zip(axes, x_axes, strict=True):
         for run in runs:
             mine = [p for p in points if p.run == run]
