@@ -32,6 +32,20 @@ def test_bench_selfplay_prints_every_figure(tmp_path, capsys):
     assert math.isfinite(values["bare model evaluations"])
 
 
+def test_bench_selfplay_fill_eyes_reaches_the_search(capsys):
+    from harness.bench import selfplay
+
+    parser = argparse.ArgumentParser()
+    selfplay.add_arguments(parser)
+    args = parser.parse_args([
+        "--model", "a0.tiny", "--board-size", "5", "--playouts", "4", "--games", "2",
+        "--seconds", "1", "--bare-seconds", "0.1", "--uct-seconds", "0", "--fill-eyes",
+    ])
+    assert args.fill_eyes
+    assert selfplay.run(args) == 0
+    assert "own eyes may be filled" in capsys.readouterr().out
+
+
 def test_bench_selfplay_reports_a_bad_model_in_one_line(capsys):
     from harness.bench import selfplay
 

@@ -45,6 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--forward", default="function", choices=("function", "predict_on_batch"))
     parser.add_argument("--overlap", action="store_true",
                         help="overlap tree work with the network ([mcts] overlap)")
+    parser.add_argument("--fill-eyes", action="store_true",
+                        help="let the search fill its own true eyes ([mcts] fill_eyes), "
+                        "to measure what dropping them costs")
     parser.add_argument("--threads", type=int, default=None,
                         help="threads per network pass ([evaluator] threads; default 1 "
                         "with --overlap, else 0: the runtime's default)")
@@ -131,7 +134,8 @@ def measure(args: argparse.Namespace) -> list[tuple]:
     bare = evaluator if not threads else NetworkEvaluator(
         model, encoder, size, replace(settings, threads=0), inference=args.inference)
     config = MCTSConfig(playouts=args.playouts, leaves_per_game=args.leaves,
-                        temperature_moves=args.opening, overlap=args.overlap)
+                        temperature_moves=args.opening, overlap=args.overlap,
+                        fill_eyes=args.fill_eyes)
     search = BatchedSearch(evaluator, config, games=args.games, seed=args.seed)
     total = args.total_games or 1_000_000
     # Compile the kernels and the graph outside the timed run.
@@ -167,7 +171,8 @@ def measure(args: argparse.Namespace) -> list[tuple]:
          f"{name}, {probe.bare_seconds:.0f} s in bursts between self-play moves"),
         ("self-play evaluations", evals, "positions/s",
          f"{args.games} games x {args.leaves} leaves, {args.playouts} playouts"
-         + (", tree work overlapped" if args.overlap else "")),
+         + (", tree work overlapped" if args.overlap else "")
+         + (", own eyes may be filled" if args.fill_eyes else "")),
         ("self-play / bare", evals / bare_speed, "ratio", "goal >= 0.9"),
         ("network share of self-play", network_share, "fraction", "time inside forward passes"),
         ("self-play moves", rate, "moves/s",
