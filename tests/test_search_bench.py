@@ -32,7 +32,7 @@ def test_bench_selfplay_prints_every_figure(tmp_path, capsys):
     assert math.isfinite(values["bare model evaluations"])
 
 
-def test_bench_selfplay_fill_eyes_reaches_the_search(capsys):
+def test_bench_selfplay_names_fill_eyes_in_its_table(capsys):
     from harness.bench import selfplay
 
     parser = argparse.ArgumentParser()
