@@ -32,18 +32,29 @@ def test_bench_selfplay_prints_every_figure(tmp_path, capsys):
     assert math.isfinite(values["bare model evaluations"])
 
 
-def test_bench_selfplay_names_fill_eyes_in_its_table(capsys):
+@pytest.mark.parametrize("flag", [False, True])
+def test_bench_selfplay_fill_eyes_reaches_the_search(flag, monkeypatch, capsys):
+    import harness.search
     from harness.bench import selfplay
 
+    searches = []
+
+    class RecordedSearch(harness.search.BatchedSearch):  # the real search, remembered
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            searches.append(self)
+
+    monkeypatch.setattr(harness.search, "BatchedSearch", RecordedSearch)
     parser = argparse.ArgumentParser()
     selfplay.add_arguments(parser)
     args = parser.parse_args([
         "--model", "a0.tiny", "--board-size", "5", "--playouts", "4", "--games", "2",
-        "--seconds", "1", "--bare-seconds", "0.1", "--uct-seconds", "0", "--fill-eyes",
+        "--seconds", "1", "--bare-seconds", "0.1", "--uct-seconds", "0",
+        *(["--fill-eyes"] if flag else []),
     ])
-    assert args.fill_eyes
     assert selfplay.run(args) == 0
-    assert "own eyes may be filled" in capsys.readouterr().out
+    assert [s.config.fill_eyes for s in searches] == [flag]
+    assert ("own eyes may be filled" in capsys.readouterr().out) == flag
 
 
 def test_bench_selfplay_reports_a_bad_model_in_one_line(capsys):
