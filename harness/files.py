@@ -119,10 +119,11 @@ def _cell(value: object) -> str:
 
 
 def save_table(header: Sequence[str], rows: Sequence[Sequence[object]], stem: str | Path) -> None:
-    """Write ``stem.csv`` and ``stem.md`` atomically."""
+    """Write ``stem.csv`` and ``stem.md`` atomically. The suffixes are
+    appended, not substituted: stems often hold dotted names (``a0.6.64``)."""
     stem = Path(stem)
-    atomic_write(stem.with_suffix(".csv"), csv_text(header, rows))
-    atomic_write(stem.with_suffix(".md"), format_table(header, rows) + "\n")
+    atomic_write(stem.with_name(stem.name + ".csv"), csv_text(header, rows))
+    atomic_write(stem.with_name(stem.name + ".md"), format_table(header, rows) + "\n")
 
 
 def show_table(header: Sequence[str], rows: Sequence[Sequence[object]],

@@ -66,3 +66,13 @@ def test_tables_and_plots_are_written(tmp_path):
     assert "| rank" in (tmp_path / "ranking.md").read_text()
     assert plot_elo(r, tmp_path / "elo.png").stat().st_size > 1000
     assert plot_win_matrix(win_matrix(GAMES, PLAYERS), tmp_path / "wins.png").stat().st_size > 1000
+
+
+def test_saved_table_keeps_a_dotted_stem_whole(tmp_path):
+    """A bench saved as ``--save bench-a0.6.64`` must not land in ``bench-a0.6.csv``."""
+    from harness.files import save_table
+
+    save_table(["model", "moves/s"], [["a0.6.64", 246]], tmp_path / "bench-a0.6.64")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench-a0.6.64.csv", "bench-a0.6.64.md"]
+    saved = (tmp_path / "bench-a0.6.64.csv").read_text().splitlines()
+    assert saved == ["model,moves/s", "a0.6.64,246"]
