@@ -118,12 +118,17 @@ def _cell(value: object) -> str:
     return str(value)
 
 
-def save_table(header: Sequence[str], rows: Sequence[Sequence[object]], stem: str | Path) -> None:
-    """Write ``stem.csv`` and ``stem.md`` atomically. The suffixes are
-    appended, not substituted: stems often hold dotted names (``a0.6.64``)."""
+def with_extension(stem: str | Path, suffix: str) -> Path:
+    """``stem`` + ``suffix``, appended rather than substituted: output stems
+    often hold dotted names (``bench-a0.6.64``), which ``with_suffix`` would cut."""
     stem = Path(stem)
-    atomic_write(stem.with_name(stem.name + ".csv"), csv_text(header, rows))
-    atomic_write(stem.with_name(stem.name + ".md"), format_table(header, rows) + "\n")
+    return stem.with_name(stem.name + suffix)
+
+
+def save_table(header: Sequence[str], rows: Sequence[Sequence[object]], stem: str | Path) -> None:
+    """Write ``stem.csv`` and ``stem.md`` atomically."""
+    atomic_write(with_extension(stem, ".csv"), csv_text(header, rows))
+    atomic_write(with_extension(stem, ".md"), format_table(header, rows) + "\n")
 
 
 def show_table(header: Sequence[str], rows: Sequence[Sequence[object]],

@@ -68,11 +68,14 @@ def test_tables_and_plots_are_written(tmp_path):
     assert plot_win_matrix(win_matrix(GAMES, PLAYERS), tmp_path / "wins.png").stat().st_size > 1000
 
 
-def test_saved_table_keeps_a_dotted_stem_whole(tmp_path):
+def test_saved_tables_keep_a_dotted_stem_whole(tmp_path):
     """A bench saved as ``--save bench-a0.6.64`` must not land in ``bench-a0.6.csv``."""
     from harness.files import save_table
 
     save_table(["model", "moves/s"], [["a0.6.64", 246]], tmp_path / "bench-a0.6.64")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bench-a0.6.64.csv", "bench-a0.6.64.md"]
+    write_table(ranking_table(GAMES, PLAYERS), tmp_path / "ranking-v0.2")
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "bench-a0.6.64.csv", "bench-a0.6.64.md",
+        "ranking-v0.2.csv", "ranking-v0.2.html", "ranking-v0.2.md"]
     saved = (tmp_path / "bench-a0.6.64.csv").read_text().splitlines()
     assert saved == ["model,moves/s", "a0.6.64,246"]

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from harness.arena.ratings import Outcome, Ratings, bradley_terry, sequential_elo, win_rate
-from harness.files import atomic_write
+from harness.files import atomic_write, with_extension
 
 
 def ranking_table(
@@ -215,7 +215,7 @@ def write_table(
         + "".join(f"\n<p>{html.escape(note)}</p>" for note in notes),
     }
     for suffix, text in texts.items():
-        atomic_write(stem.with_suffix(suffix), text)
+        atomic_write(with_extension(stem, suffix), text)
 
 
 def _markdown(frame: pd.DataFrame, index: bool) -> str:
