@@ -10,7 +10,7 @@ HELP = "self-play reinforcement learning (AlphaZero loop with a replay window)"
 
 
 # The settings a command line may change; the rest come from the config file.
-_FLAGGED = ("run", "runs_dir", "generations", "max_hours", "init", "seed", "backend",
+_FLAGGED = ("run", "runs_dir", "model", "generations", "max_hours", "init", "seed", "backend",
             "ray_address")
 # What may change when a run resumes: where the games are played, the time budget.
 _RESUMABLE = ("backend", "ray_address", "max_hours")
@@ -27,24 +27,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_flags(parser, SelfPlayConfig, only=("workers",))
 
 
-def run(args: argparse.Namespace) -> int:
-    from harness.config_io import ConfigError, given_values, load_config, read_saved_config
+def config_from_args(args: argparse.Namespace):
+    """The run's RLConfig: the file with the flags over it, or, on ``--resume``,
+    the run's saved config with only the resumable flags over it."""
+    from harness.config_io import given_values, load_config, read_saved_config
     from harness.rl.config import RLConfig, SelfPlayConfig
 
     overrides = given_values(args, RLConfig, only=_FLAGGED)
+    config = load_config(RLConfig, args.config, overrides)
+    if args.resume:
+        saved = read_saved_config(RLConfig, config.run_dir / "config.json")
+        extend = args.generations or (config.generations if args.config else None)
+        config = dataclasses.replace(saved, runs_dir=config.runs_dir, run=config.run,
+                                     generations=extend or saved.generations)
+        given = {k: v for k, v in overrides.items() if k in _RESUMABLE}
+        config = dataclasses.replace(config, **given)
+    workers = given_values(args, SelfPlayConfig, only=("workers",))
+    if workers:
+        config = dataclasses.replace(
+            config, selfplay=dataclasses.replace(config.selfplay, **workers))
+    return config
+
+
+def run(args: argparse.Namespace) -> int:
+    from harness.config_io import ConfigError
+
     try:
-        config = load_config(RLConfig, args.config, overrides)
-        if args.resume:
-            saved = read_saved_config(RLConfig, config.run_dir / "config.json")
-            extend = args.generations or (config.generations if args.config else None)
-            config = dataclasses.replace(saved, runs_dir=config.runs_dir, run=config.run,
-                                         generations=extend or saved.generations)
-            given = {k: v for k, v in overrides.items() if k in _RESUMABLE}
-            config = dataclasses.replace(config, **given)
-        workers = given_values(args, SelfPlayConfig, only=("workers",))
-        if workers:
-            config = dataclasses.replace(
-                config, selfplay=dataclasses.replace(config.selfplay, **workers))
+        config = config_from_args(args)
     except (ConfigError, ValueError) as e:
         print(f"harness rl: {e}", file=sys.stderr)
         return 2

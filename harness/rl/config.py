@@ -175,7 +175,7 @@ class RLConfig(GameSettings, BackendSettings):
     run: str = setting("", "run name (directory under runs_dir)")
     runs_dir: str = setting("models", "where runs live")
     encoder: str = "agz17"
-    model: str = "a0.tiny"  # zoo name for a fresh network
+    model: str = setting("a0.tiny", "zoo name of a fresh network (a resumed run keeps its own)")
     init: str = setting("", "start from this checkpoint (e.g. a supervised best.keras) "
                         "instead of a fresh model")
     heads: list[str] = field(default_factory=list)  # extra heads of a fresh net
