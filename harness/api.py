@@ -174,12 +174,13 @@ def build_model(name: str, board_size: int, *, encoder: str = "cazenave21",
     return model
 
 
-def save_model(model, path: str | os.PathLike, info=None) -> Path:
+def save_model(model, path: str | os.PathLike, info=None, *, half_weights: bool = False) -> Path:
     """Write a ``.keras`` file atomically, with its encoder and conventions
-    inside (``info``, a ``harness.nets.ModelInfo``; default the model's own)."""
+    inside (``info``, a ``harness.nets.ModelInfo``; default the model's own);
+    ``half_weights`` stores the weights as float16, half the bytes."""
     from harness.nets import save_model as save
 
-    return save(model, path, info)
+    return save(model, path, info, half_weights=half_weights)
 
 
 def load_model(path: str | os.PathLike):

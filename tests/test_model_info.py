@@ -130,6 +130,41 @@ def test_loading_and_saving_again_keeps_the_record(moved_nogo_checkpoint, tmp_pa
     assert read_model_info(again) == NOGO_INFO
 
 
+def test_half_weights_halve_the_file_and_load_back_as_the_float32_network_rounded(
+        moved_nogo_checkpoint, tmp_path):
+    import io
+    import zipfile
+
+    import h5py
+
+    from harness.nets import load_model, save_model
+
+    model = load_model(moved_nogo_checkpoint)
+    full = save_model(model, tmp_path / "full.keras")
+    half = save_model(model, tmp_path / "half.keras", half_weights=True)
+
+    def stored(path):
+        """(dtype, bytes) of every dataset in the archive's weights file."""
+        with zipfile.ZipFile(path) as archive:
+            data = archive.read("model.weights.h5")
+        found = []
+        with h5py.File(io.BytesIO(data), "r") as weights:
+            weights.visititems(lambda _, node: found.append((node.dtype, node.nbytes))
+                               if isinstance(node, h5py.Dataset) else None)
+        return found
+
+    assert {dtype for dtype, _ in stored(full)} == {np.dtype(np.float32)}
+    assert {dtype for dtype, _ in stored(half)} == {np.dtype(np.float16)}
+    assert sum(n for _, n in stored(half)) * 2 == sum(n for _, n in stored(full))
+    again = load_model(half)
+    assert read_model_info(half) == NOGO_INFO
+    assert {w.dtype for w in again.weights} == {"float32"}
+    for mine, rounded in zip(model.get_weights(), again.get_weights(), strict=True):
+        np.testing.assert_array_equal(rounded, mine.astype(np.float16).astype(np.float32))
+    planes = np.random.default_rng(3).integers(0, 2, (4, 9, 9, 21)).astype(np.float32)
+    np.testing.assert_allclose(again(planes)["value"], model(planes)["value"], atol=1e-2)
+
+
 def test_the_record_is_taken_from_the_network_but_the_encoder_and_rules(tmp_path):
     from harness.nets import build_model, model_info
 

@@ -22,6 +22,7 @@ from harness.nets import layers as _registered  # noqa: F401  (registers the cus
 from harness.nets.info import ModelFileError, ModelInfo, read_model_info, write_model_info
 from harness.nets.summary import heads_of, spec_of, value_loss_of
 
+_WEIGHTS_MEMBER = "model.weights.h5"  # where Keras 3 keeps the weights in a .keras archive
 MAX_UNPACKED_BYTES = 8 << 30  # a 60-block MobileNet is ~35 MB, a0.40.256 ~200 MB
 
 _log = logging.getLogger(__name__)
@@ -40,13 +41,19 @@ def model_info(model: keras.Model, *, encoder: str, rules: str = "") -> ModelInf
 
 
 def save_model(model: keras.Model, path: str | os.PathLike,
-               info: ModelInfo | None = None) -> Path:
+               info: ModelInfo | None = None, *, half_weights: bool = False) -> Path:
     """Write ``model`` to ``path`` (a ``.keras`` file) without ever leaving a
     half-written file under that name.
 
     ``info`` (default: ``model.model_info``) goes inside the file; it is
     checked against the network first, since a wrong record is worse than
     none. Without either the file is written bare and warns when loaded.
+
+    ``half_weights`` stores the float32 weights rounded to float16, half the
+    bytes: how a published network stays under the repository's 2 MB per
+    file. Loading casts them back into float32 variables (Keras assigns by
+    the variable's dtype), so the network computes as before, on weights
+    rounded to 11 significant bits.
     """
     path = Path(path)
     if path.suffix != ".keras":
@@ -56,9 +63,46 @@ def save_model(model: keras.Model, path: str | os.PathLike,
         _check_info(model, info, path)
     with atomic_path(path) as tmp:  # keeps the .keras suffix Keras insists on
         model.save(str(tmp))
+        if half_weights:
+            _round_weights_to_float16(tmp)
         if info is not None:
             write_model_info(tmp, info)
     return path
+
+
+def _round_weights_to_float16(path: Path) -> None:
+    """Rewrite the weights member of the ``.keras`` archive at ``path`` with
+    every float32 dataset as float16 (groups, attributes and other datasets
+    kept as they are)."""
+    import io
+
+    import h5py
+    import numpy as np
+
+    with zipfile.ZipFile(path) as archive:
+        members = [(m, archive.read(m.filename)) for m in archive.infolist()]
+    rewritten = []
+    for member, data in members:
+        if member.filename == _WEIGHTS_MEMBER:
+            out = io.BytesIO()
+            with h5py.File(io.BytesIO(data), "r") as source, h5py.File(out, "w") as target:
+                target.attrs.update(source.attrs)
+
+                def copy(name: str, node) -> None:
+                    if isinstance(node, h5py.Dataset):
+                        values = node[()]
+                        if values.dtype == np.float32:
+                            values = values.astype(np.float16)
+                        target.create_dataset(name, data=values).attrs.update(node.attrs)
+                    else:
+                        target.require_group(name).attrs.update(node.attrs)
+
+                source.visititems(copy)
+            data = out.getvalue()
+        rewritten.append((member, data))
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, data in rewritten:
+            archive.writestr(member, data)
 
 
 def load_model(path: str | os.PathLike) -> keras.Model:
