@@ -71,38 +71,40 @@ def save_model(model: keras.Model, path: str | os.PathLike,
 
 
 def _round_weights_to_float16(path: Path) -> None:
-    """Rewrite the weights member of the ``.keras`` archive at ``path`` with
-    every float32 dataset as float16 (groups, attributes and other datasets
-    kept as they are)."""
+    """Replace the weights member of the ``.keras`` archive at ``path`` by its
+    float16 copy; the other members are written back unchanged."""
+    with zipfile.ZipFile(path) as archive:
+        members = [(m, archive.read(m.filename)) for m in archive.infolist()]
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, data in members:
+            if member.filename == _WEIGHTS_MEMBER:
+                data = _float16_weights(data)
+            archive.writestr(member, data)
+
+
+def _float16_weights(h5_bytes: bytes) -> bytes:
+    """The HDF5 weights file ``h5_bytes`` with every float32 dataset as
+    float16; groups, attributes and other datasets as they were."""
     import io
 
     import h5py
     import numpy as np
 
-    with zipfile.ZipFile(path) as archive:
-        members = [(m, archive.read(m.filename)) for m in archive.infolist()]
-    rewritten = []
-    for member, data in members:
-        if member.filename == _WEIGHTS_MEMBER:
-            out = io.BytesIO()
-            with h5py.File(io.BytesIO(data), "r") as source, h5py.File(out, "w") as target:
-                target.attrs.update(source.attrs)
+    out = io.BytesIO()
+    with h5py.File(io.BytesIO(h5_bytes), "r") as source, h5py.File(out, "w") as target:
+        target.attrs.update(source.attrs)
 
-                def copy(name: str, node) -> None:
-                    if isinstance(node, h5py.Dataset):
-                        values = node[()]
-                        if values.dtype == np.float32:
-                            values = values.astype(np.float16)
-                        target.create_dataset(name, data=values).attrs.update(node.attrs)
-                    else:
-                        target.require_group(name).attrs.update(node.attrs)
+        def copy(name: str, node) -> None:
+            if isinstance(node, h5py.Group):
+                target.require_group(name).attrs.update(node.attrs)
+                return
+            values = node[()]
+            if values.dtype == np.float32:
+                values = values.astype(np.float16)
+            target.create_dataset(name, data=values).attrs.update(node.attrs)
 
-                source.visititems(copy)
-            data = out.getvalue()
-        rewritten.append((member, data))
-    with zipfile.ZipFile(path, "w") as archive:
-        for member, data in rewritten:
-            archive.writestr(member, data)
+        source.visititems(copy)
+    return out.getvalue()
 
 
 def load_model(path: str | os.PathLike) -> keras.Model:
