@@ -26,6 +26,9 @@ FAKE_ENGINE = textwrap.dedent(
 
     if "--ignore-term" in sys.argv:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if "--orphan" in sys.argv:  # a grandchild that keeps our stdout and stderr open
+        import subprocess
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.5)"])
     out = sys.stdout
     out.write("Fake engine 1.0 starting (a banner on stdout)\n")
     out.flush()
@@ -198,6 +201,22 @@ def test_close_kills_an_engine_that_ignores_quit_and_sigterm(fake_path):
     client.close(grace=0.5)
     assert proc.returncode is not None
     assert time.monotonic() - start < 5
+
+
+def test_only_the_reader_closes_a_pipe_so_its_descriptor_is_never_reused_under_it(fake_path):
+    # The engine exits but a grandchild still holds its stdout: the reader is
+    # blocked in read. Closing the pipe from close() would free the descriptor
+    # number for the next engine's pipe while the old reader can still read it
+    # (the cause of first-command timeouts under load).
+    client = GTPClient([sys.executable, fake_path, "--orphan"])
+    assert client.send("name") == "fake"
+    proc, readers = client._proc, client._readers
+    client.close(grace=0.3)
+    assert proc.returncode == 0
+    assert not proc.stdout.closed and not proc.stderr.closed
+    for reader in readers:
+        reader.join(10)  # the grandchild exits after 1.5 s: end of file
+    assert proc.stdout.closed and proc.stderr.closed
 
 
 def test_argv_must_be_a_list_and_the_program_must_exist():

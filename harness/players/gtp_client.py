@@ -6,6 +6,13 @@ hangs costs a timeout, never a stuck tournament. Another thread keeps the tail
 of stderr, which is what explains most crashes, and keeps the pipe drained so
 a chatty engine never blocks on a full stderr buffer.
 
+Each reader thread owns its pipe and is the only one to close it, at end of
+file. Closing it from another thread frees the descriptor number while the
+reader may be between taking it and entering ``read``; the next engine's pipe
+can then receive that number, and the old thread steals the first byte of the
+new engine's first answer (its ``=``), which then never arrives: a timeout on
+the first command, about once in a thousand engine starts under load.
+
 Protocol (GTP v2, section 2): a command is one line ``[id] name [args]``; the
 answer is ``=[id] text`` or ``?[id] message``, possibly over several lines,
 ended by an empty line. Carriage returns are dropped; lines that arrive
@@ -110,8 +117,9 @@ def _drain_stdout(stream, lines: queue.Queue) -> None:
         for raw in iter(stream.readline, b""):
             lines.put(raw.decode("utf-8", errors="replace").replace("\r", "").rstrip("\n"))
     except (OSError, ValueError):
-        pass  # pipe closed under us during shutdown
+        pass
     finally:
+        stream.close()
         lines.put(_EOF)
 
 
@@ -121,6 +129,8 @@ def _drain_stderr(stream, tail: collections.deque) -> None:
             tail.append(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
     except (OSError, ValueError):
         pass
+    finally:
+        stream.close()
 
 
 def _stop_process(proc: subprocess.Popen, grace: float) -> None:
@@ -192,11 +202,15 @@ class GTPClient:
         self._proc = proc
         self._lines: queue.Queue = queue.Queue()
         self._stderr: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-        for target, args in (
-            (_drain_stdout, (proc.stdout, self._lines)),
-            (_drain_stderr, (proc.stderr, self._stderr)),
-        ):
-            threading.Thread(target=target, args=args, daemon=True).start()
+        self._readers = [
+            threading.Thread(target=target, args=args, daemon=True)
+            for target, args in (
+                (_drain_stdout, (proc.stdout, self._lines)),
+                (_drain_stderr, (proc.stderr, self._stderr)),
+            )
+        ]
+        for reader in self._readers:
+            reader.start()
         # If the client is dropped without close(), the engine must not outlive it.
         self._finalizer = weakref.finalize(self, _stop_process, proc, 1.0)
         self._commands = None
@@ -215,7 +229,13 @@ class GTPClient:
         return "\n".join(self._stderr)
 
     def close(self, grace: float = 2.0) -> None:
-        """Ask the engine to ``quit``; terminate, then kill, if it does not exit."""
+        """Ask the engine to ``quit``; terminate, then kill, if it does not exit.
+
+        Only stdin is closed here: the readers close stdout and stderr at end
+        of file (see the module's docstring). A reader still waiting after
+        ``grace`` (a grandchild of the engine holds the pipe) is left to end
+        on its own; it is a daemon thread.
+        """
         proc = self._proc
         if proc is None:
             return
@@ -228,9 +248,10 @@ class GTPClient:
             except (OSError, ValueError, subprocess.TimeoutExpired):
                 pass
         _stop_process(proc, grace)
-        for stream in (proc.stdin, proc.stdout, proc.stderr):
-            with contextlib.suppress(OSError):
-                stream.close()
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        for reader in self._readers:
+            reader.join(grace)
         if self._finalizer is not None:
             self._finalizer.detach()
 
