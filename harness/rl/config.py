@@ -63,10 +63,28 @@ class TrainSettings:
     value_mix: float = 0.0
     min_positions: int = 0  # skip training until the window holds this many target rows
     augment: bool = True  # a random symmetry (of 8) per sample
+    # Regularised continuation of a supervised network (harness.rl.anchor,
+    # .mixing, .warmup); all off by default.
+    anchor: str = ""  # the KL anchor: "start" (the run's generation 0) or a .keras file
+    anchor_kl: float = 0.0  # beta of beta * KL(anchor's policy || network's policy)
+    anchor_kl_decay: float = 1.0  # beta is multiplied by this every generation
+    mix_dataset: str = ""  # an ingested positions file of the run's board and encoder
+    mix_share: float = 0.0  # the share of every batch drawn from mix_dataset
+    value_warmup_games: int = 0  # only the value head trains until the window holds these
 
     def __post_init__(self) -> None:
         if self.steps < 0 or self.batch_size < 1:
             raise ValueError("train steps must be >= 0 and batch_size >= 1")
+        if self.anchor_kl < 0 or not 0 < self.anchor_kl_decay <= 1:
+            raise ValueError("anchor_kl must be >= 0 and anchor_kl_decay in (0, 1]")
+        if self.anchor_kl > 0 and not self.anchor:
+            raise ValueError("anchor_kl > 0 needs an anchor ('start' or a .keras file)")
+        if not 0.0 <= self.mix_share < 1.0:
+            raise ValueError(f"mix_share must be in [0, 1), got {self.mix_share}")
+        if self.mix_share > 0 and not self.mix_dataset:
+            raise ValueError("mix_share > 0 needs a mix_dataset")
+        if self.value_warmup_games < 0:
+            raise ValueError("value_warmup_games must be >= 0")
         if not 0.0 <= self.value_mix <= 1.0:
             raise ValueError(f"value_mix must be in [0, 1], got {self.value_mix}")
         for head in self.loss_weights:

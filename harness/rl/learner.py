@@ -10,14 +10,18 @@ and across a resumed run.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import numpy as np
 
+from harness.rl.anchor import anchor_beta, anchored_policy
 from harness.rl.config import RLConfig
+from harness.rl.mixing import SupervisedMix, concat_batches, mixed_rows
 from harness.rl.samples import Sampler, window_columns
+from harness.rl.warmup import value_head_only
 from harness.train.config import TrainConfig
-from harness.train.distribute import optimizer_step
+from harness.train.distribute import optimizer_step, predict_batch
 from harness.train.sources import derive_seed, to_head_targets
 
 NOGO_PLUS_WEIGHTS = {"ownership": 0.5, "score": 0.25}  # NoGoZero+ section 4 (c_d, c_s)
@@ -80,6 +84,7 @@ class Learner:
         self.value_loss = model_value_loss(model)
         self.heads = model_heads(model)
         self.checkpoint: Path | None = None  # the file holding the current weights
+        self._anchor = None
 
     @classmethod
     def fresh(cls, name: str, config: RLConfig, model_name: str, init: str = "") -> Learner:
@@ -138,15 +143,60 @@ class Learner:
         if steps <= 0 or len(sampler) == 0 or len(sampler) < t.min_positions:
             return {}
         salt = sum(map(ord, self.name))
-        rng = np.random.default_rng(derive_seed(self.config.seed, generation, salt))
+        seed = derive_seed(self.config.seed, generation, salt)
+        rng = np.random.default_rng(seed)
+        mixed = mixed_rows(t.batch_size, t.mix_share)
+        mix = None
+        if mixed:
+            mix = SupervisedMix(t.mix_dataset, mixed, encoder=self.config.encoder,
+                                board_size=self.config.board_size, seed=seed)
+        beta = anchor_beta(t.anchor_kl, t.anchor_kl_decay, generation)
+        anchor = self.anchor() if beta > 0 else None
+        warmup = window.n_games < t.value_warmup_games
         sums: dict[str, float] = {}
-        for _ in range(steps):
-            x, targets, weights = to_head_targets(sampler.batch(rng, t.batch_size),
-                                                  self.value_loss)
-            logs = self.model.train_on_batch(x, targets, sample_weight=weights, return_dict=True)
-            for key, value in logs.items():
-                sums[key] = sums.get(key, 0.0) + float(value)
-        return {k: v / steps for k, v in sums.items()}
+        try:
+            with value_head_only(self.model) if warmup else contextlib.nullcontext():
+                for _ in range(steps):
+                    batch = sampler.batch(rng, t.batch_size - mixed)
+                    if mix is not None:
+                        batch = concat_batches(batch, mix.next())
+                    x, targets, weights = to_head_targets(batch, self.value_loss)
+                    if anchor is not None:
+                        weights = dict(weights)
+                        targets["policy"], weights["policy"] = anchored_policy(
+                            targets["policy"], weights["policy"],
+                            np.asarray(predict_batch(anchor, x)["policy"]), beta)
+                    logs = self.model.train_on_batch(x, targets, sample_weight=weights,
+                                                     return_dict=True)
+                    for key, value in logs.items():
+                        sums[key] = sums.get(key, 0.0) + float(value)
+        finally:
+            if mix is not None:
+                mix.close()
+        logs = {k: v / steps for k, v in sums.items()}
+        if beta > 0:
+            logs["anchor_beta"] = beta
+        if warmup:
+            logs["value_warmup"] = 1.0
+        return logs
+
+    def anchor(self):
+        """The frozen network of ``[train] anchor`` (loaded once)."""
+        if self._anchor is None:
+            from harness.nets import load_model
+            from harness.train.checkpoints import check_compatible
+
+            name = self.config.train.anchor
+            path = (self.config.run_dir / "models" / "gen-0000.keras" if name == "start"
+                    else Path(name))
+            model = load_model(path)
+            from harness.features import get_encoder
+
+            check_compatible(model, self.config.board_size,
+                             get_encoder(self.config.encoder).planes, self.config.encoder,
+                             str(path))
+            self._anchor = model
+        return self._anchor
 
     def save(self, path: Path) -> Path:
         from harness.nets import save_model

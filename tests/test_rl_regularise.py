@@ -1,0 +1,203 @@
+"""Regularised continuation: the KL anchor, the supervised mix and the value warm-up,
+each checked on what it does to the loss or the weights."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from harness.config_io import ConfigError, from_mapping
+from harness.rl.anchor import anchor_beta, anchored_policy, policy_kl, softmax
+from harness.rl.config import RLConfig
+from harness.rl.mixing import concat_batches, mixed_rows
+
+
+def compile_for_rl(model, lr: float) -> None:
+    import keras
+
+    model.compile(optimizer=keras.optimizers.Adam(lr),
+                  loss={"policy": keras.losses.CategoricalCrossentropy(from_logits=True),
+                        "value": keras.losses.MeanSquaredError()})
+
+
+def cross_entropy(target, logits):
+    z = logits - logits.max(axis=-1, keepdims=True)
+    log_p = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+    return -(target * log_p).sum(axis=-1)
+
+
+def test_the_anchored_target_adds_beta_times_the_cross_entropy_to_the_anchor():
+    rng = np.random.default_rng(0)
+    target = softmax(rng.normal(size=(5, 10)))
+    anchor_logits = rng.normal(size=(5, 10))
+    logits = rng.normal(size=(5, 10))
+    mixed, weight = anchored_policy(target, np.ones(5, np.float32), anchor_logits, 0.5)
+    penalised = cross_entropy(target, logits) + 0.5 * cross_entropy(softmax(anchor_logits),
+                                                                     logits)
+    assert np.allclose(weight * cross_entropy(mixed, logits), penalised, rtol=1e-5)
+    assert np.allclose(mixed.sum(axis=1), 1.0)
+    same, ones = anchored_policy(target, np.ones(5, np.float32), anchor_logits, 0.0)
+    assert same is target and np.all(ones == 1)
+
+
+def test_the_penalty_is_the_kl_divergence_up_to_the_anchors_entropy():
+    q = np.log(np.array([[0.5, 0.5]]))
+    p = np.log(np.array([[0.9, 0.1]]))
+    expected = 0.5 * math.log(0.5 / 0.9) + 0.5 * math.log(0.5 / 0.1)
+    assert policy_kl(q, p)[0] == pytest.approx(expected)
+    assert policy_kl(p, p)[0] == pytest.approx(0.0, abs=1e-12)
+    entropy = math.log(2)
+    assert cross_entropy(softmax(q), p)[0] == pytest.approx(expected + entropy)
+
+
+def test_the_coefficient_decays_once_a_generation():
+    assert anchor_beta(1.0, 0.5, 1) == 1.0
+    assert anchor_beta(1.0, 0.5, 3) == 0.25
+    assert anchor_beta(0.0, 0.5, 1) == 0.0
+
+
+def test_the_options_refuse_half_settings():
+    base = {"run": "x"}
+    for train, word in (({"anchor_kl": 1.0}, "anchor"), ({"mix_share": 0.25}, "mix_dataset"),
+                        ({"mix_share": 1.0, "mix_dataset": "d.h5"}, "mix_share"),
+                        ({"anchor_kl_decay": 0.0, "anchor": "start"}, "decay")):
+        with pytest.raises(ConfigError, match=word):
+            from_mapping(RLConfig, {**base, "train": train}, "t.toml")
+    assert mixed_rows(64, 0.25) == 16 and mixed_rows(64, 0.0) == 0
+
+
+def test_a_head_the_dataset_lacks_gets_zero_weight_in_the_mixed_rows():
+    selfplay = (np.ones((2, 3, 3, 1)), {"policy": np.full((2, 10), 0.1),
+                                        "value": np.array([1.0, -1.0]),
+                                        "ownership": np.ones((2, 9))},
+                {"policy": np.ones(2), "value": np.ones(2), "ownership": np.ones(2)})
+    supervised = (np.zeros((1, 3, 3, 1)), {"policy": np.eye(10)[[4]],
+                                           "value": np.array([[-1.0]])},
+                  {"policy": np.ones(1), "value": np.zeros(1)})
+    x, targets, weights = concat_batches(selfplay, supervised)
+    assert x.shape == (3, 3, 3, 1)
+    assert targets["value"].tolist() == [1.0, -1.0, -1.0]
+    assert weights["value"].tolist() == [1.0, 1.0, 0.0]  # the game's result was unknown
+    assert targets["ownership"].shape == (3, 9) and weights["ownership"].tolist() == [1, 1, 0]
+    assert int(np.argmax(targets["policy"][2])) == 4
+
+
+def test_the_anchor_holds_a_network_near_its_start_while_it_learns():
+    """The same 60 steps toward a fixed move, with and without the penalty: the
+    anchored network ends closer to its start in KL."""
+    import keras
+
+    from harness.nets import build_model
+
+    rng = np.random.default_rng(1)
+    x = rng.integers(0, 2, size=(32, 5, 5, 17)).astype(np.float32)
+    target = np.zeros((32, 26), np.float32)
+    target[:, 12] = 1.0
+    kl = {}
+    for beta in (0.0, 4.0):
+        keras.utils.set_random_seed(3)
+        model = build_model("a0.tiny", 5, 17, seed=3)
+        compile_for_rl(model, lr=0.01)
+        start = np.asarray(model.predict_on_batch(x)["policy"])
+        for _ in range(60):
+            policy, weight = anchored_policy(target, np.ones(32, np.float32), start, beta)
+            model.train_on_batch(x, {"policy": policy, "value": np.zeros((32, 1))},
+                                 sample_weight={"policy": weight, "value": np.zeros(32)})
+        kl[beta] = float(policy_kl(start, np.asarray(model.predict_on_batch(x)["policy"]))
+                         .mean())
+    assert kl[4.0] < 0.5 * kl[0.0]
+
+
+def test_value_warmup_trains_the_value_head_alone_and_restores_the_flags():
+    from harness.nets import build_model
+    from harness.rl.warmup import value_head_only, value_only_layers
+
+    model = build_model("a0.tiny", 5, 17, seed=0)
+    compile_for_rl(model, lr=0.01)
+    own = {id(layer) for layer in value_only_layers(model)}
+    assert "value" in {layer.name for layer in value_only_layers(model)}
+    assert model.get_layer("policy").name not in {layer.name for layer in
+                                                  value_only_layers(model)}
+    before = {layer.name: [np.array(w) for w in layer.get_weights()] for layer in model.layers}
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 2, size=(16, 5, 5, 17)).astype(np.float32)
+    targets = {"policy": np.eye(26, dtype=np.float32)[rng.integers(0, 26, 16)],
+               "value": rng.choice([-1.0, 1.0], size=(16, 1)).astype(np.float32)}
+    with value_head_only(model):
+        for _ in range(5):
+            model.train_on_batch(x, targets)
+    for layer in model.layers:
+        if not layer.get_weights():
+            continue
+        changed = any(not np.array_equal(a, b)
+                      for a, b in zip(before[layer.name], layer.get_weights(), strict=True))
+        trainable_changed = any(
+            not np.array_equal(w.numpy(), before[layer.name][i])
+            for i, w in enumerate(layer.weights) if w.trainable)
+        if id(layer) in own:
+            assert changed, layer.name
+        else:
+            assert not trainable_changed, layer.name
+    assert all(layer.trainable for layer in model.layers)
+    model.train_on_batch(x, targets)  # after the block the trunk trains again
+    trunk = [layer for layer in model.layers if layer.get_weights() and id(layer) not in own]
+    assert any(not np.array_equal(before[layer.name][0], layer.get_weights()[0])
+               for layer in trunk)
+
+
+@pytest.fixture(scope="module")
+def dataset_5x5(tmp_path_factory):
+    from harness.data.ingest import IngestConfig, ingest
+    from harness.data.synthetic import write_random_sgfs
+
+    folder = tmp_path_factory.mktemp("mix")
+    source = write_random_sgfs(folder / "games.sgf", 40, size=5, moves=12, seed=2)
+    out = folder / "games.h5"
+    ingest(IngestConfig(sources=[str(source)], output=out, board_size=5, val_games=4, seed=1,
+                        workers=1, progress=False))
+    return out
+
+
+def test_a_run_with_every_regulariser_warms_the_value_head_then_anchors_and_mixes(
+        tmp_path, dataset_5x5):
+    from harness.nets import load_model
+    from harness.rl.run import MAIN, RLRun
+    from harness.rl.warmup import value_only_layers
+
+    config = from_mapping(RLConfig, {
+        "run": "reg", "runs_dir": str(tmp_path), "board_size": 5, "komi": 2.5,
+        "encoder": "agz17", "model": "a0.tiny", "generations": 2, "seed": 1,
+        "mcts": {"playouts": 4, "temperature_moves": 4},
+        "evaluator": {"batch_size": 8}, "selfplay": {"games": 3, "parallel": 3},
+        "train": {"steps": 3, "batch_size": 8, "anchor": "start", "anchor_kl": 1.0,
+                  "anchor_kl_decay": 0.5, "mix_dataset": str(dataset_5x5), "mix_share": 0.5,
+                  "value_warmup_games": 4},
+        "window": {"initial": 3, "maximum": 10},
+    }, "test")
+    rl = RLRun(config, log=lambda line: None)
+    state = rl.run()
+    models = tmp_path / "reg" / "models"
+    start, first = load_model(models / "gen-0000.keras"), load_model(models / "gen-0001.keras")
+    value_layers = {layer.name for layer in value_only_layers(first)}
+    for layer in first.layers:
+        old = start.get_layer(layer.name)
+        same = all(np.array_equal(a, b) for a, b in
+                   zip(old.get_weights(), layer.get_weights(), strict=True))
+        if layer.name in value_layers and layer.get_weights():
+            assert not same, layer.name  # the value head learnt in generation 1 ...
+        elif layer.get_weights():
+            assert same, layer.name  # ... and nothing else did
+    history = [state.last_train[MAIN]]
+    assert history[0]["anchor_beta"] == 0.5 and "value_warmup" not in history[0]
+    assert all(layer.trainable for layer in load_model(models / "gen-0002.keras").layers)
+
+
+def test_a_mix_dataset_of_another_board_is_refused_with_one_line(tmp_path, dataset_5x5):
+    from harness.rl.mixing import SupervisedMix
+
+    with pytest.raises(ConfigError, match="5x5 positions, the run plays 9x9"):
+        SupervisedMix(dataset_5x5, 4, encoder="agz17", board_size=9, seed=0)
+    with pytest.raises(ConfigError, match="mix_dataset"):
+        SupervisedMix(tmp_path / "missing.h5", 4, encoder="agz17", board_size=5, seed=0)
