@@ -201,3 +201,30 @@ def test_a_mix_dataset_of_another_board_is_refused_with_one_line(tmp_path, datas
         SupervisedMix(dataset_5x5, 4, encoder="agz17", board_size=9, seed=0)
     with pytest.raises(ConfigError, match="mix_dataset"):
         SupervisedMix(tmp_path / "missing.h5", 4, encoder="agz17", board_size=5, seed=0)
+
+
+def test_gating_against_the_start_plays_generation_0_and_publishes_only_a_promoted_net(
+        tmp_path):
+    from harness.rl.loop import final_network
+    from harness.rl.run import RLRun
+
+    config = from_mapping(RLConfig, {
+        "run": "gate", "runs_dir": str(tmp_path), "board_size": 5, "komi": 2.5,
+        "encoder": "agz17", "model": "a0.tiny", "generations": 2, "seed": 1,
+        "mcts": {"playouts": 4, "temperature_moves": 4},
+        "evaluator": {"batch_size": 8}, "selfplay": {"games": 3, "parallel": 3},
+        "train": {"steps": 2, "batch_size": 8},
+        "gating": {"enabled": True, "games": 2, "playouts": 2, "parallel": 2,
+                   "threshold": 1.0, "against": "start"},
+    }, "test")
+    lines: list[str] = []
+    state = RLRun(config, log=lines.append).run()
+    gates = [line for line in lines if "scored" in line]
+    assert len(gates) == 2 and all("against gen-0000:" in line for line in gates)
+    promoted = state.nets["main"].promotions
+    run = tmp_path / "gate"
+    expected = ("models/gen-0002.keras" if promoted[1] else
+                "models/gen-0001.keras" if promoted[0] else "models/gen-0000.keras")
+    assert state.best == expected and final_network(run) == run / expected
+    with pytest.raises(ConfigError, match="against"):
+        from_mapping(RLConfig, {"run": "x", "gating": {"against": "last"}}, "t.toml")

@@ -22,6 +22,7 @@ from harness.search import EvaluatorConfig, MCTSConfig
 
 WINDOW_UNITS = ("games", "positions")
 CURRICULUM_CRITERIA = ("gating", "loss", "generation")
+GATE_OPPONENTS = ("best", "start")
 HEADS = ("policy", "value", "ownership", "score")
 
 
@@ -140,10 +141,18 @@ class GatingConfig:
     elo1: float = 35.0
     alpha: float = 0.05  # P(promoted | candidate elo0 stronger)
     beta: float = 0.05  # P(kept the best | candidate elo1 stronger)
+    # "best": the candidate plays the network that plays self-play now (AlphaGo
+    # Zero). "start": it plays generation 0, so a network is promoted (and
+    # published as the run's result) only once it beats the network the run
+    # continued, at the test's confidence.
+    against: str = "best"
 
     def __post_init__(self) -> None:
         if self.games < 1 or self.playouts < 1 or self.parallel < 1:
             raise ValueError("gating games, playouts and parallel must be at least 1")
+        if self.against not in GATE_OPPONENTS:
+            raise ValueError(f"gating against must be one of {GATE_OPPONENTS}, "
+                             f"got {self.against!r}")
         if not 0.0 <= self.threshold <= 1.0:
             raise ValueError(f"gating threshold must be in [0, 1], got {self.threshold}")
         if self.sprt:

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.config_io import from_mapping, read_toml, values_of
+from harness.config_io import from_mapping, read_saved_config, read_toml, values_of
 from harness.distributed import BackendSettings
+from harness.files import read_json
 from harness.game.settings import GameSettings
 from harness.rl.config import RLConfig
 from harness.rl.run import RLRun
@@ -46,9 +47,17 @@ def suite_rl_run(config, source: str, name: str, *, start: tuple[str, Path] | No
 
 
 def final_network(run_dir: Path) -> Path | None:
-    """The newest generation's network of an RL run, if it has played one."""
+    """The network an RL run ends with, if it has played a generation: the
+    newest one, or with gating the last one promoted (generation 0 when none
+    passed, so a gated run never publishes a network weaker than its start)."""
     networks = sorted((Path(run_dir) / "models").glob("gen-*.keras"))
-    return networks[-1] if len(networks) > 1 else None
+    if len(networks) < 2:
+        return None
+    config = read_saved_config(RLConfig, Path(run_dir) / "config.json")
+    state = read_json(Path(run_dir) / "state.json", {})
+    if config.gating.enabled and state.get("best"):
+        return Path(run_dir) / state["best"]
+    return networks[-1]
 
 
 def first_network(run_dir: Path) -> Path | None:

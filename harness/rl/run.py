@@ -292,14 +292,15 @@ class RLRun:
         candidate = state.nets[active].checkpoint
         gate = {"gate_games": 0, "gate_win_rate": float("nan")}
         promoted = True
-        if config.gating.enabled and candidate != state.best:
-            result = self._gate(state, candidate, g)
+        opponent = self._gate_opponent(state)
+        if config.gating.enabled and candidate != opponent:
+            result = self._gate(state, candidate, opponent, g)
             promoted = passes(result, config.gating)
             gate = {"gate_games": result.games, "gate_win_rate": result.win_rate}
             if config.gating.sprt:
                 gate["gate_llr"] = gate_sprt(config.gating).llr(*result.record)
             self.log(f"generation {g}: {Path(candidate).stem} scored {result.wins:g}/"
-                     f"{result.games} against {Path(state.best).stem}: "
+                     f"{result.games} against {Path(opponent).stem}: "
                      f"{'promoted' if promoted else 'kept the best'}")
         state.nets[active].promotions.append(promoted)
         if promoted:
@@ -320,13 +321,19 @@ class RLRun:
         state.phase = "selfplay"
         self.write_state(state)
 
-    def _gate(self, state: RunState, candidate: str, g: int):
+    def _gate_opponent(self, state: RunState) -> str:
+        """The checkpoint a candidate must beat (``[gating] against``)."""
+        if self.config.gating.against == "start":
+            return self._rel(self.model_path(state.active, 0))
+        return state.best
+
+    def _gate(self, state: RunState, candidate: str, opponent: str, g: int):
         from harness.nets import load_model
         from harness.search import NetworkEvaluator
 
         gating = self.config.gating
 
-        best = NetworkEvaluator(load_model(self.path / state.best), self.config.encoder,
+        best = NetworkEvaluator(load_model(self.path / opponent), self.config.encoder,
                                 self.config.board_size, self.config.evaluator)
         return play_match(
             self._evaluator(state, candidate), best, gating.games,
