@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from harness.config_io import ConfigError, from_mapping
+from harness.files import read_json
 from harness.rl.anchor import anchor_beta, anchored_policy, policy_kl, softmax
 from harness.rl.config import RLConfig
 from harness.rl.mixing import concat_batches, mixed_rows
@@ -175,6 +176,7 @@ def test_a_run_with_every_regulariser_warms_the_value_head_then_anchors_and_mixe
                   "anchor_kl_decay": 0.5, "mix_dataset": str(dataset_5x5), "mix_share": 0.5,
                   "value_warmup_games": 4},
         "window": {"initial": 3, "maximum": 10},
+        "monitor": {"dataset": str(dataset_5x5), "positions": 64},
     }, "test")
     rl = RLRun(config, log=lambda line: None)
     state = rl.run()
@@ -192,6 +194,14 @@ def test_a_run_with_every_regulariser_warms_the_value_head_then_anchors_and_mixe
     history = [state.last_train[MAIN]]
     assert history[0]["anchor_beta"] == 0.5 and "value_warmup" not in history[0]
     assert all(layer.trainable for layer in load_model(models / "gen-0002.keras").layers)
+    # Held out: the policy did not move in the warm-up generation, then it did.
+    first_row = read_json(tmp_path / "reg" / "stats" / "gen-0001.json")
+    second_row = read_json(tmp_path / "reg" / "stats" / "gen-0002.json")
+    assert first_row["heldout_kl_start"] == pytest.approx(0.0, abs=1e-6)
+    assert second_row["heldout_kl_start"] > 1e-4
+    for row in (first_row, second_row):
+        assert 0.0 <= row["heldout_top1"] <= 1.0 and 0.0 <= row["heldout_value_mse"] <= 4.0
+        assert sum(count for *_, count in row["heldout_calibration"]) <= 64
 
 
 def test_a_mix_dataset_of_another_board_is_refused_with_one_line(tmp_path, dataset_5x5):
@@ -228,3 +238,18 @@ def test_gating_against_the_start_plays_generation_0_and_publishes_only_a_promot
     assert state.best == expected and final_network(run) == run / expected
     with pytest.raises(ConfigError, match="against"):
         from_mapping(RLConfig, {"run": "x", "gating": {"against": "last"}}, "t.toml")
+
+
+def test_the_report_plots_held_out_figures_only_where_a_run_has_them(tmp_path):
+    from harness.files import atomic_json
+    from harness.rl.report import plot_held_out
+
+    run = tmp_path / "run"
+    for g in (1, 2):
+        atomic_json(run / "stats" / f"gen-{g:04d}.json", {
+            "generation": g, "heldout_kl_start": 0.1 * g, "heldout_top1": 0.4,
+            "heldout_value_mse": 0.8, "heldout_calibration": [[0.05, 0.02, 0.1, 30]]})
+    bare = tmp_path / "bare"
+    atomic_json(bare / "stats" / "gen-0001.json", {"generation": 1})
+    assert plot_held_out([bare], tmp_path / "none.png") is None
+    assert plot_held_out([run, bare], tmp_path / "heldout.png").stat().st_size > 10_000

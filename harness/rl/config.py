@@ -2,7 +2,7 @@
 
 A config file has top-level keys (what is played and by which network) and
 the tables ``[mcts]``, ``[evaluator]``, ``[selfplay]``, ``[train]``,
-``[window]``, ``[gating]`` and ``[curriculum]``. Every table maps field by
+``[window]``, ``[gating]``, ``[curriculum]`` and ``[monitor]``. Every table maps field by
 field onto its dataclass (a field whose type is a dataclass is a table) through
 :func:`harness.config_io.from_mapping`, so a typo stops the run at once with
 one line naming the key.
@@ -162,6 +162,20 @@ class GatingConfig:
 
 
 @dataclass(frozen=True)
+class MonitorConfig:
+    """Held-out figures per generation (``harness.rl.monitor``): the policy's KL
+    divergence from generation 0, top-1, value MSE and calibration on the
+    first ``positions`` of a dataset's validation split."""
+
+    dataset: str = ""  # an ingested positions file of the run's board; "": off
+    positions: int = 2048
+
+    def __post_init__(self) -> None:
+        if self.positions < 1:
+            raise ValueError("monitor positions must be at least 1")
+
+
+@dataclass(frozen=True)
 class CurriculumConfig:
     """NoGoZero+ network curriculum: a small net plays, a large one learns too.
 
@@ -220,6 +234,7 @@ class RLConfig(GameSettings, BackendSettings):
     window: WindowConfig = field(default_factory=WindowConfig)
     gating: GatingConfig = field(default_factory=GatingConfig)
     curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
+    monitor: MonitorConfig = field(default_factory=MonitorConfig)
 
     def __post_init__(self) -> None:
         super().__post_init__()

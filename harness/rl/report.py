@@ -180,7 +180,57 @@ def rl_report(
                       title=f"{', '.join(d.name for d in dirs)}: {config.board_size}x"
                             f"{config.board_size} {config.rules}, {playouts} playouts",
                       anchor=anchor)
+    plot_held_out(dirs, out / "heldout.png")
     return out, table
+
+
+def held_out_rows(run_dir: Path) -> list[dict]:
+    """The per-generation stats rows that carry ``[monitor]`` figures."""
+    rows, g = [], 1
+    while (row := read_json(Path(run_dir) / "stats" / f"gen-{g:04d}.json")) is not None:
+        if "heldout_top1" in row:
+            rows.append(row)
+        g += 1
+    return rows
+
+
+def plot_held_out(run_dirs: list[Path], path: Path) -> Path | None:
+    """KL from generation 0, held-out top-1 and value MSE per generation (one
+    line per run), and each run's last value calibration; None without
+    ``[monitor]`` figures."""
+    runs = {Path(d).name: held_out_rows(d) for d in run_dirs}
+    runs = {name: rows for name, rows in runs.items() if rows}
+    if not runs:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from harness.figures import save_figure
+
+    fig, axes = plt.subplots(1, 4, figsize=(16, 3.8))
+    panels = (("heldout_kl_start", "KL(gen 0 || gen) of the policy, nats"),
+              ("heldout_top1", "held-out top-1"), ("heldout_value_mse", "held-out value MSE"))
+    for ax, (key, label) in zip(axes, panels, strict=False):
+        for name, rows in runs.items():
+            ax.plot([r["generation"] for r in rows], [r[key] for r in rows], marker=".",
+                    label=name)
+        ax.set_xlabel("generation")
+        ax.set_title(label, fontsize=10)
+        ax.grid(alpha=0.3)
+    calibration = axes[3]
+    calibration.plot([-1, 1], [-1, 1], color="grey", linewidth=0.8, linestyle="--")
+    for name, rows in runs.items():
+        bins = rows[-1]["heldout_calibration"]
+        calibration.plot([b[1] for b in bins], [b[2] for b in bins], marker="o",
+                         label=f"{name} gen {rows[-1]['generation']}")
+    calibration.set_xlabel("predicted value (bin mean)")
+    calibration.set_ylabel("mean outcome")
+    calibration.set_title("value calibration, last generation", fontsize=10)
+    calibration.grid(alpha=0.3)
+    axes[0].legend(fontsize="small")
+    return save_figure(fig, path, dpi=110)
 
 
 def plot_elo_progress(points: list[Point], elo: dict[str, tuple[float, float, float]],

@@ -50,6 +50,7 @@ STATS_COLUMNS = (
     "loss", "policy_loss", "value_loss", "ownership_loss", "score_loss",
     "large_loss", "large_policy_loss", "large_value_loss",
     "gate_games", "gate_win_rate", "promoted", "active", "best",
+    "heldout_kl_start", "heldout_top1", "heldout_value_mse", "anchor_beta",
 )
 
 
@@ -95,6 +96,7 @@ class RLRun:
         self.learners: dict[str, Learner] = {}
         self._evaluators: dict[int, object] = {}
         self._actors = None  # Ray self-play workers (backend "ray"), kept across generations
+        self._held_out = None  # [monitor] positions and generation 0's policy on them
 
     # --- files ------------------------------------------------------------
     @property
@@ -314,7 +316,7 @@ class RLRun:
             self.log(f"generation {g}: the small network stalled; "
                      f"{state.nets[LARGE].model} plays from now on")
         state.wall_time_s += time.perf_counter() - t0
-        row = self._stats_row(state, g, gate, promoted)
+        row = {**self._stats_row(state, g, gate, promoted), **self._monitor(state)}
         atomic_json(self.path / "stats" / f"gen-{g:04d}.json", row, sort_keys=True)
         self._write_stats_csv(g)
         state.generation = g + 1
@@ -343,6 +345,26 @@ class RLRun:
             seed=derive_seed(self.config.seed, g, 7919),
             sprt=gate_sprt(gating),
         )
+
+    def _monitor(self, state: RunState) -> dict:
+        """The active network's held-out figures (``[monitor]``); off the run's clock."""
+        from harness.rl.monitor import forward, held_out_positions, measure, signed_value
+
+        monitor = self.config.monitor
+        if not monitor.dataset:
+            return {}
+        if self._held_out is None:
+            from harness.nets import load_model
+
+            held = held_out_positions(monitor.dataset, monitor.positions,
+                                      encoder=self.config.encoder,
+                                      board_size=self.config.board_size)
+            start_logits, _ = forward(load_model(self.model_path(MAIN, 0)), held.x)
+            self._held_out = (held, start_logits)
+        held, start_logits = self._held_out
+        learner = self._learner(state, state.active)
+        logits, value = forward(learner.model, held.x)
+        return measure(held, logits, signed_value(value, learner.value_loss), start_logits)
 
     def _stats_row(self, state: RunState, g: int, gate: dict, promoted: bool) -> dict:
         s = state.last_selfplay
