@@ -253,3 +253,43 @@ def test_the_report_plots_held_out_figures_only_where_a_run_has_them(tmp_path):
     atomic_json(bare / "stats" / "gen-0001.json", {"generation": 1})
     assert plot_held_out([bare], tmp_path / "none.png") is None
     assert plot_held_out([run, bare], tmp_path / "heldout.png").stat().st_size > 10_000
+
+
+def test_openings_are_the_first_moves_of_the_datasets_games(dataset_5x5):
+    from harness.data.dataset import open_dataset
+    from harness.rl.openings import DatasetOpenings
+
+    openings = DatasetOpenings(dataset_5x5, 1.0, 3, 3, 5)
+    with open_dataset(dataset_5x5) as data:
+        train = data.split_games("train")
+        firsts = data.games["first"][train]
+        starts = {tuple(data.file["positions/move"][f:f + 3].tolist()) for f in firsts}
+    rng = np.random.default_rng(0)
+    drawn = [tuple(openings(rng)) for _ in range(20)]
+    assert all(len(moves) == 3 and moves in starts for moves in drawn)
+    assert len(set(drawn)) > 1
+    never = DatasetOpenings(dataset_5x5, 0.0, 3, 3, 5)
+    assert never(rng) == []
+    with pytest.raises(ConfigError, match="the run plays 9x9"):
+        DatasetOpenings(dataset_5x5, 1.0, 3, 3, 9)
+
+
+def test_games_started_from_the_dataset_keep_the_opening_as_untrained_history(
+        tmp_path, dataset_5x5):
+    from harness.rl.run import RLRun
+
+    config = from_mapping(RLConfig, {
+        "run": "open", "runs_dir": str(tmp_path), "board_size": 5, "komi": 2.5,
+        "encoder": "agz17", "model": "a0.tiny", "generations": 1, "seed": 1,
+        "mcts": {"playouts": 4, "temperature_moves": 4},
+        "evaluator": {"batch_size": 8},
+        "selfplay": {"games": 3, "parallel": 3, "start_dataset": str(dataset_5x5),
+                     "start_probability": 1.0, "start_min_moves": 4, "start_max_moves": 4},
+        "train": {"steps": 1, "batch_size": 8},
+    }, "test")
+    rl = RLRun(config, log=lambda line: None)
+    rl.run()
+    positions, games = rl.buffer.read_generation(1, ("target", "move_number"))
+    for first in games["first"]:
+        assert positions["target"][first:first + 4].tolist() == [0, 0, 0, 0]
+        assert positions["target"][first + 4] == 1  # the first searched move is a target

@@ -40,10 +40,22 @@ class SelfPlayConfig:
     # on Ray. Set it to make local and Ray runs play the same games.
     unit_games: int = 0
     workers: int = setting(0, "Ray self-play actors (0: one per CPU of the cluster)")
+    # A share of games starts from the first moves of a dataset's games
+    # (harness.rl.openings): probability, and the range of moves replayed.
+    start_dataset: str = ""
+    start_probability: float = 0.0
+    start_min_moves: int = 0
+    start_max_moves: int = 30
 
     def __post_init__(self) -> None:
         if self.games < 1 or self.parallel < 1:
             raise ValueError("selfplay games and parallel must be at least 1")
+        if not 0.0 <= self.start_probability <= 1.0:
+            raise ValueError(f"start_probability must be in [0, 1], got {self.start_probability}")
+        if self.start_probability > 0 and not self.start_dataset:
+            raise ValueError("start_probability > 0 needs a start_dataset")
+        if not 0 <= self.start_min_moves <= self.start_max_moves:
+            raise ValueError("selfplay needs 0 <= start_min_moves <= start_max_moves")
         if self.unit_games < 0 or self.workers < 0:
             raise ValueError("selfplay unit_games and workers must be >= 0")
 

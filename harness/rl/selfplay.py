@@ -155,8 +155,16 @@ def play_generation(
 def play_games(search, count: int, config: RLConfig, seed: int, commit) -> None:
     from harness.search.selfplay import play_games as drive
 
+    selfplay = config.selfplay
+    opening = None
+    if selfplay.start_probability > 0:
+        from harness.rl.openings import dataset_openings
+
+        opening = dataset_openings(selfplay.start_dataset, selfplay.start_probability,
+                                   selfplay.start_min_moves, selfplay.start_max_moves,
+                                   config.board_size)
     drive(search, count, komi=config.komi, rules=config.rules,
-          max_moves=config.selfplay.max_moves, seed=seed, on_record=commit)
+          max_moves=selfplay.max_moves, seed=seed, on_record=commit, opening=opening)
 
 
 def generation_stats(buffer: ReplayBuffer, generation: int, progress: dict) -> dict:

@@ -11,7 +11,7 @@ selfplay`` both use this; records carry everything training needs.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -62,6 +62,7 @@ def play_games(
     on_record: Callable[[GameRecord], None] | None = None,
     on_move: Callable[[int, GameRecord], None] | None = None,
     stop_after: float | None = None,
+    opening: Callable[[np.random.Generator], Sequence[int]] | None = None,
 ) -> list[GameRecord]:
     """Play ``count`` self-play games, ``search.games`` at a time.
 
@@ -70,6 +71,8 @@ def play_games(
     (write it to disk there so a killed run loses no finished game);
     ``on_move`` sees (slot, record) after every move (progress bars).
     ``stop_after`` (seconds) abandons the games still running at that time.
+    ``opening(rng)`` gives moves each game starts with (played unsearched:
+    history rows without a training target).
     """
     config = search.config
     size = search.size
@@ -83,8 +86,14 @@ def play_games(
         nonlocal started
         started += 1
         game = Game(size, komi, rules)
-        slot_records[slot] = GameRecord(game, GameResult(0, "unknown"),
-                                        resign_enabled=resign_enabled(rng, config))
+        record = GameRecord(game, GameResult(0, "unknown"),
+                            resign_enabled=resign_enabled(rng, config))
+        for move in opening(rng) if opening is not None else ():
+            game.play(move)
+            record.policies.append(None)
+            record.root_values.append(0.0)
+            record.full.append(False)
+        slot_records[slot] = record
         search.reset(slot)
         search.start(slot, game)
 
