@@ -293,3 +293,11 @@ def test_games_started_from_the_dataset_keep_the_opening_as_untrained_history(
     for first in games["first"]:
         assert positions["target"][first:first + 4].tolist() == [0, 0, 0, 0]
         assert positions["target"][first + 4] == 1  # the first searched move is a target
+
+
+def test_the_value_weight_rises_from_its_initial_scale_over_the_ramp():
+    from harness.rl.learner import value_weight_scale
+
+    assert [value_weight_scale(0.1, 3, g) for g in (1, 2, 3, 4, 9)] == pytest.approx(
+        [0.1, 0.4, 0.7, 1.0, 1.0])
+    assert value_weight_scale(0.1, 0, 1) == 1.0

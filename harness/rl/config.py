@@ -84,6 +84,10 @@ class TrainSettings:
     mix_dataset: str = ""  # an ingested positions file of the run's board and encoder
     mix_share: float = 0.0  # the share of every batch drawn from mix_dataset
     value_warmup_games: int = 0  # only the value head trains until the window holds these
+    # The value loss's weight is scaled by value_weight_initial in generation 1,
+    # rising linearly to its full weight over value_weight_ramp generations.
+    value_weight_initial: float = 1.0
+    value_weight_ramp: int = 0
 
     def __post_init__(self) -> None:
         if self.steps < 0 or self.batch_size < 1:
@@ -98,6 +102,8 @@ class TrainSettings:
             raise ValueError("mix_share > 0 needs a mix_dataset")
         if self.value_warmup_games < 0:
             raise ValueError("value_warmup_games must be >= 0")
+        if self.value_weight_initial < 0 or self.value_weight_ramp < 0:
+            raise ValueError("value_weight_initial and value_weight_ramp must be >= 0")
         if not 0.0 <= self.value_mix <= 1.0:
             raise ValueError(f"value_mix must be in [0, 1], got {self.value_mix}")
         for head in self.loss_weights:

@@ -69,6 +69,15 @@ def train_config(config: RLConfig, model_name: str, model) -> TrainConfig:
     )
 
 
+def value_weight_scale(initial: float, ramp: int, generation: int) -> float:
+    """The value loss's scale in ``generation`` (1-based): ``initial`` at first,
+    linearly up to 1 after ``ramp`` generations (at once without a ramp)."""
+    if ramp <= 0:
+        return 1.0
+    done = min(1.0, (generation - 1) / ramp)
+    return float(initial + (1.0 - initial) * done)
+
+
 class Learner:
     """A compiled model plus what it takes to train it on a window."""
 
@@ -153,6 +162,7 @@ class Learner:
         beta = anchor_beta(t.anchor_kl, t.anchor_kl_decay, generation)
         anchor = self.anchor() if beta > 0 else None
         warmup = window.n_games < t.value_warmup_games
+        value_scale = value_weight_scale(t.value_weight_initial, t.value_weight_ramp, generation)
         sums: dict[str, float] = {}
         try:
             with value_head_only(self.model) if warmup else contextlib.nullcontext():
@@ -161,8 +171,9 @@ class Learner:
                     if mix is not None:
                         batch = concat_batches(batch, mix.next())
                     x, targets, weights = to_head_targets(batch, self.value_loss)
+                    weights = dict(weights)
+                    weights["value"] = weights["value"] * value_scale
                     if anchor is not None:
-                        weights = dict(weights)
                         targets["policy"], weights["policy"] = anchored_policy(
                             targets["policy"], weights["policy"],
                             np.asarray(predict_batch(anchor, x)["policy"]), beta)
@@ -178,6 +189,8 @@ class Learner:
             logs["anchor_beta"] = beta
         if warmup:
             logs["value_warmup"] = 1.0
+        if value_scale != 1.0:
+            logs["value_weight_scale"] = value_scale
         return logs
 
     def anchor(self):
