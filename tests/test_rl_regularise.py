@@ -301,3 +301,15 @@ def test_the_value_weight_rises_from_its_initial_scale_over_the_ramp():
     assert [value_weight_scale(0.1, 3, g) for g in (1, 2, 3, 4, 9)] == pytest.approx(
         [0.1, 0.4, 0.7, 1.0, 1.0])
     assert value_weight_scale(0.1, 0, 1) == 1.0
+
+
+def test_the_suite_fills_in_its_own_dataset_where_an_rl_config_says_suite(tmp_path):
+    from harness.rl.loop import with_suite_dataset
+
+    values = {"train": {"mix_dataset": "suite", "mix_share": 0.25},
+              "selfplay": {"start_dataset": "other.h5"}, "monitor": {"dataset": "suite"}}
+    out = with_suite_dataset(values, tmp_path / "quick.h5")
+    assert out["train"] == {"mix_dataset": str(tmp_path / "quick.h5"), "mix_share": 0.25}
+    assert out["selfplay"]["start_dataset"] == "other.h5"
+    assert out["monitor"]["dataset"] == str(tmp_path / "quick.h5")
+    assert values["train"]["mix_dataset"] == "suite"  # the caller's mapping is left alone

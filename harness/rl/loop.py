@@ -30,7 +30,7 @@ def suite_rl_run(config, source: str, name: str, *, start: tuple[str, Path] | No
     network to continue (a warm start); ``max_hours`` overrides the file's
     time budget when given.
     """
-    values = read_toml(source) if source else {}
+    values = with_suite_dataset(read_toml(source) if source else {}, config.dataset)
     if start is not None:
         values.update(model=start[0], init=str(start[1]))
     values.update(run=name, runs_dir=config.models_dir, seed=config.seed,
@@ -44,6 +44,21 @@ def suite_rl_run(config, source: str, name: str, *, start: tuple[str, Path] | No
     state = rl_run.run(resume=rl_run.exists())
     log(f"rl {name}: {state.generation - 1} generations, {state.games_total} self-play games")
     return rl_config.run_dir
+
+
+SUITE_DATASET = "suite"  # in an rl config run by the suite: the suite's own dataset
+DATASET_KEYS = (("train", "mix_dataset"), ("selfplay", "start_dataset"), ("monitor", "dataset"))
+
+
+def with_suite_dataset(values: dict, dataset: Path) -> dict:
+    """``values`` with every dataset setting that says ``"suite"`` pointing at
+    ``dataset`` (the file the suite's networks were trained on)."""
+    values = dict(values)
+    for table, key in DATASET_KEYS:
+        section = values.get(table)
+        if isinstance(section, dict) and section.get(key) == SUITE_DATASET:
+            values[table] = {**section, key: str(dataset)}
+    return values
 
 
 def final_network(run_dir: Path) -> Path | None:
