@@ -227,3 +227,17 @@ def test_auto_picks_the_faster_runtime_per_batch_shape():
                     np.zeros((4, 2), np.float32), timer=timer)
     assert choice.by_shape == {8: "per_position", 16: "per_position", 128: "fixed"}
     assert "fixed for batches 128" in choice.describe()
+
+
+def test_many_networks_traced_once_each_raise_no_retracing_warning(caplog):
+    """A tournament worker holds one forward per network; TensorFlow's
+    retracing detector would count them as one function traced eight times."""
+    import logging
+
+    from harness.search.runtime import keras_forward
+
+    x = np.zeros((2, 5, 5, 17), np.float32)
+    with caplog.at_level(logging.WARNING):
+        for seed in range(8):
+            keras_forward(build_model("a0.tiny", 5, 17, seed=seed))(x)
+    assert not [r for r in caplog.records if "retracing" in r.getMessage()]

@@ -26,6 +26,7 @@ process and its workers.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -86,6 +87,22 @@ def _outputs(model, value_head: str):
     return pick
 
 
+class OneTracePerNetwork(logging.Filter):
+    """Drops TensorFlow's "triggered tf.function retracing" warning.
+
+    TensorFlow counts traces by the Python function's code, not by the
+    ``tf.function`` object: every network's forward below is the same code, so
+    a tournament worker holding eight networks, or an RL run loading each new
+    checkpoint, is warned of "retracing" although each function is traced
+    exactly once (its input signature has a free batch axis)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "triggered tf.function retracing" not in record.getMessage()
+
+
+_ONE_TRACE = OneTracePerNetwork()
+
+
 def keras_forward(model, value_head: str = "value", mode: str = "function") -> Forward:
     """Keras's forward pass: a ``tf.function`` with a free batch axis
     (``mode="function"``, traced once) or ``predict_on_batch``."""
@@ -94,6 +111,10 @@ def keras_forward(model, value_head: str = "value", mode: str = "function") -> F
     pick = _outputs(model, value_head)
     if mode == "function" and keras.backend.backend() == "tensorflow":
         import tensorflow as tf
+
+        logger = tf.get_logger()
+        if _ONE_TRACE not in logger.filters:
+            logger.addFilter(_ONE_TRACE)
 
         spec = tf.TensorSpec((None, *model.inputs[0].shape[1:]), tf.float32)
 
