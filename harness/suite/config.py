@@ -70,6 +70,7 @@ class RLSection:
     # generation 0 and last generation then play in the tournament): the
     # check that self-play learns at all. Empty: none.
     scratch: str = ""
+    scratch_hours: float = 0.0  # the from-scratch run's budget; 0: max_hours
 
 
 @dataclass(frozen=True)

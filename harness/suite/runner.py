@@ -275,7 +275,7 @@ def ensure_rl(config: SuiteConfig, runs: list[Path], log: Log) -> Path:
                      max_hours=config.rl.max_hours, log=log)
     if config.rl.scratch:
         suite_rl_run(config, config.rl.scratch, config.rl_run_name(SCRATCH),
-                     max_hours=config.rl.max_hours, log=log)
+                     max_hours=config.rl.scratch_hours or config.rl.max_hours, log=log)
     return Path(config.models_dir)
 
 
