@@ -23,6 +23,20 @@ def compile_for_rl(model, lr: float) -> None:
                         "value": keras.losses.MeanSquaredError()})
 
 
+def tiny_run(tmp_path, name: str, generations: int, **tables) -> RLConfig:
+    """A 5x5 run of a few 3-game generations, with ``tables`` over the defaults."""
+    values = {
+        "run": name, "runs_dir": str(tmp_path), "board_size": 5, "komi": 2.5,
+        "encoder": "agz17", "model": "a0.tiny", "generations": generations, "seed": 1,
+        "mcts": {"playouts": 4, "temperature_moves": 4},
+        "evaluator": {"batch_size": 8}, "selfplay": {"games": 3, "parallel": 3},
+        "train": {"steps": 2, "batch_size": 8},
+    }
+    for table, settings in tables.items():
+        values[table] = {**values.get(table, {}), **settings}
+    return from_mapping(RLConfig, values, "test")
+
+
 def cross_entropy(target, logits):
     z = logits - logits.max(axis=-1, keepdims=True)
     log_p = z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
@@ -167,17 +181,12 @@ def test_a_run_with_every_regulariser_warms_the_value_head_then_anchors_and_mixe
     from harness.rl.run import MAIN, RLRun
     from harness.rl.warmup import value_only_layers
 
-    config = from_mapping(RLConfig, {
-        "run": "reg", "runs_dir": str(tmp_path), "board_size": 5, "komi": 2.5,
-        "encoder": "agz17", "model": "a0.tiny", "generations": 2, "seed": 1,
-        "mcts": {"playouts": 4, "temperature_moves": 4},
-        "evaluator": {"batch_size": 8}, "selfplay": {"games": 3, "parallel": 3},
-        "train": {"steps": 3, "batch_size": 8, "anchor": "start", "anchor_kl": 1.0,
-                  "anchor_kl_decay": 0.5, "mix_dataset": str(dataset_5x5), "mix_share": 0.5,
-                  "value_warmup_games": 4},
-        "window": {"initial": 3, "maximum": 10},
-        "monitor": {"dataset": str(dataset_5x5), "positions": 64},
-    }, "test")
+    config = tiny_run(
+        tmp_path, "reg", 2,
+        train={"steps": 3, "anchor": "start", "anchor_kl": 1.0, "anchor_kl_decay": 0.5,
+               "mix_dataset": str(dataset_5x5), "mix_share": 0.5, "value_warmup_games": 4},
+        window={"initial": 3, "maximum": 10},
+        monitor={"dataset": str(dataset_5x5), "positions": 64})
     rl = RLRun(config, log=lambda line: None)
     state = rl.run()
     models = tmp_path / "reg" / "models"
@@ -218,15 +227,9 @@ def test_gating_against_the_start_plays_generation_0_and_publishes_only_a_promot
     from harness.rl.loop import final_network
     from harness.rl.run import RLRun
 
-    config = from_mapping(RLConfig, {
-        "run": "gate", "runs_dir": str(tmp_path), "board_size": 5, "komi": 2.5,
-        "encoder": "agz17", "model": "a0.tiny", "generations": 2, "seed": 1,
-        "mcts": {"playouts": 4, "temperature_moves": 4},
-        "evaluator": {"batch_size": 8}, "selfplay": {"games": 3, "parallel": 3},
-        "train": {"steps": 2, "batch_size": 8},
-        "gating": {"enabled": True, "games": 2, "playouts": 2, "parallel": 2,
-                   "threshold": 1.0, "against": "start"},
-    }, "test")
+    config = tiny_run(tmp_path, "gate", 2, gating={
+        "enabled": True, "games": 2, "playouts": 2, "parallel": 2, "threshold": 1.0,
+        "against": "start"})
     lines: list[str] = []
     state = RLRun(config, log=lines.append).run()
     gates = [line for line in lines if "scored" in line]
@@ -278,15 +281,9 @@ def test_games_started_from_the_dataset_keep_the_opening_as_untrained_history(
         tmp_path, dataset_5x5):
     from harness.rl.run import RLRun
 
-    config = from_mapping(RLConfig, {
-        "run": "open", "runs_dir": str(tmp_path), "board_size": 5, "komi": 2.5,
-        "encoder": "agz17", "model": "a0.tiny", "generations": 1, "seed": 1,
-        "mcts": {"playouts": 4, "temperature_moves": 4},
-        "evaluator": {"batch_size": 8},
-        "selfplay": {"games": 3, "parallel": 3, "start_dataset": str(dataset_5x5),
-                     "start_probability": 1.0, "start_min_moves": 4, "start_max_moves": 4},
-        "train": {"steps": 1, "batch_size": 8},
-    }, "test")
+    config = tiny_run(tmp_path, "open", 1, train={"steps": 1}, selfplay={
+        "start_dataset": str(dataset_5x5), "start_probability": 1.0, "start_min_moves": 4,
+        "start_max_moves": 4})
     rl = RLRun(config, log=lambda line: None)
     rl.run()
     positions, games = rl.buffer.read_generation(1, ("target", "move_number"))
