@@ -74,8 +74,8 @@ def test_generations_with_the_same_network_share_a_player(run_dir):
     entries = players_for(points, run_dir, 16, "agz17")
     assert len(entries) == 5  # gen 3 kept gen 2's network
     assert points[3].player == points[2].player == "gen2"
-    assert entries[0].startswith("gen0=mcts:")
-    assert entries[0].endswith("@16,randomize=1,encoder=agz17")
+    assert entries[0].name == "gen0" and entries[0].spec.kind == "mcts"
+    assert entries[0].spec.label.endswith("@16,randomize=1,encoder=agz17")
 
 
 def test_the_figure_is_written(run_dir):
@@ -91,7 +91,7 @@ def test_the_figure_is_written(run_dir):
 def test_two_runs_get_their_own_names_and_lines(run_dir):
     points = generation_points(run_dir)
     entries = players_for(points, run_dir, 16, "agz17", prefix="puct.")
-    assert entries[0].startswith("puct.gen0=mcts:")
+    assert entries[0].name == "puct.gen0" and entries[0].spec.kind == "mcts"
     other = generation_points(run_dir)
     for p in other:
         p.run = "gumbel"

@@ -2,6 +2,7 @@
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -160,11 +161,27 @@ def test_datagen_names_its_games_by_the_budget_played(tmp_path):
     assert {t.black_spec.playouts for t in tasks} == {9}
 
 
-def test_a_named_entry_written_from_a_spec_reads_back_as_that_spec():
-    from harness.arena.tournament import parse_entry, player_entry
-    from harness.players.spec import PlayerSpec
+def test_players_are_parsed_once_and_specs_are_never_written_out_to_be_parsed_again(
+        monkeypatch, tmp_path):
+    from harness.arena import tournament
+    from harness.arena.tournament import NamedPlayer, parse_entry
+    from harness.players.spec import PlayerSpec, parse_player
 
     spec = PlayerSpec("mcts", model=Path("runs/r/best.keras"), playouts=16, randomize=True)
-    assert player_entry("gen3", spec) == "gen3=mcts:runs/r/best.keras@16,randomize=1"
-    assert parse_entry(player_entry("gen3", spec)) == ("gen3", spec)
+    uct = parse_player("uct:10")
+    config = TournamentConfig(players=[NamedPlayer("gen3", spec), "uct:10"], playouts=None,
+                              out=str(tmp_path))
+
+    def refuse(text):
+        raise AssertionError(f"parsed {text!r} again")
+
+    monkeypatch.setattr(tournament, "parse_player", refuse)
+    assert config.named_players() == [("gen3", spec), ("uct:10", uct)]
+    again = replace(config, out=str(tmp_path / "other"), playouts=8)  # no parse either
+    assert [name for name, _ in again.named_players()] == ["gen3", "uct:8"]
+    monkeypatch.undo()
+    # The record names each player by text that reads back as its spec.
+    assert config.record()["players"] == ["gen3=mcts:runs/r/best.keras@16,randomize=1",
+                                          "uct:10"]
+    assert parse_entry(config.record()["players"][0]) == ("gen3", spec)
     assert parse_entry("uct:10")[0] == ""  # unnamed: the tournament names it by its label

@@ -48,12 +48,13 @@ class DatagenConfig(PlaySettings):
         from harness.arena.checks import check_game_settings, check_player_specs
 
         check_game_settings(self)
+        object.__setattr__(self, "_spec", parse_player(self.player))  # parsed once
         check_player_specs([self.spec])
 
     @property
     def spec(self) -> PlayerSpec:
         """The player both colours are, with ``playouts`` applied (as a tournament does)."""
-        return parse_player(self.player).with_playouts(self.playouts)
+        return self._spec.with_playouts(self.playouts)
 
     @property
     def games_dir(self) -> Path:

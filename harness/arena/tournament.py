@@ -66,10 +66,19 @@ class PlaySettings(GameSettings, BackendSettings):
     seed: int = setting(0, "random seed (openings and players)")
 
 
+@dataclass(frozen=True)
+class NamedPlayer:
+    """A player of a tournament: its spec, and its name ("" names it by its label)."""
+
+    name: str
+    spec: PlayerSpec
+
+
 @dataclass(frozen=True, kw_only=True)
 class TournamentConfig(PlaySettings):
     """What to play. ``players`` are spec strings, optionally ``name=spec``, as
-    the user wrote them; :meth:`named_players` parses them.
+    the user wrote them, or :class:`NamedPlayer` values; strings are parsed
+    once, here, so the config holds only parsed players.
 
     ``playouts``, when set, is the budget of every player that searches (uct,
     mcts): it replaces a player's own ``@N``, and the player's default name
@@ -77,7 +86,7 @@ class TournamentConfig(PlaySettings):
     under ``playouts = 800``. A player given a name keeps it.
     """
 
-    players: list[str] = setting(cli=False)
+    players: list[str | NamedPlayer] = setting(cli=False)
     out: str = setting("results/tournament", "output directory", aliases=("-o",))
     games_per_pair: int = setting(2, "games in every pair (adaptive: the first round)")
     opening_moves: int = setting(0, "random opening moves, the same for both colour "
@@ -100,6 +109,9 @@ class TournamentConfig(PlaySettings):
         super().__post_init__()
         if len(self.players) < 2:
             raise ValueError("a tournament needs at least two players")
+        object.__setattr__(self, "players", [
+            p if isinstance(p, NamedPlayer) else NamedPlayer(*parse_entry(p))
+            for p in self.players])
         names = [name for name, _ in self.named_players()]
         if len(set(names)) != len(names):
             raise ValueError(f"player names must be unique, got {names}")
@@ -131,11 +143,18 @@ class TournamentConfig(PlaySettings):
         """(display name, spec) for each player, with ``playouts`` applied; the
         name defaults to the spec's label, which states the budget played."""
         out = []
-        for entry in self.players:
-            name, spec = parse_entry(entry)
-            spec = spec.with_playouts(self.playouts)
-            out.append((name or spec.label, spec))
+        for player in self.players:
+            spec = player.spec.with_playouts(self.playouts)
+            out.append((player.name or spec.label, spec))
         return out
+
+    def record(self) -> dict:
+        """The config as plain values for ``config.json``, players as the text
+        that names them."""
+        values = asdict(self)
+        values["players"] = [f"{p.name}={p.spec.label}" if p.name else p.spec.label
+                             for p in self.players]
+        return values
 
 
 def parse_entry(entry: str) -> tuple[str, PlayerSpec]:
@@ -143,11 +162,6 @@ def parse_entry(entry: str) -> tuple[str, PlayerSpec]:
     name, sep, text = entry.partition("=")
     named = sep and name.strip() and not any(c in name for c in ':",')
     return (name.strip(), parse_player(text)) if named else ("", parse_player(entry))
-
-
-def player_entry(name: str, spec: PlayerSpec) -> str:
-    """The ``players`` entry :func:`parse_entry` reads back as (``name``, ``spec``)."""
-    return f"{name}={spec.label}"
 
 
 class OtherPlayersResults(ValueError):
@@ -370,7 +384,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[G
     """
     out = Path(config.out)
     (out / "games").mkdir(parents=True, exist_ok=True)
-    atomic_json(out / "config.json", asdict(config))
+    atomic_json(out / "config.json", config.record())
     tasks = schedule(config)
     scheduled: list[GameTask] = []
     bar = tqdm(total=0, desc="games", unit="game", disable=not progress)

@@ -90,9 +90,9 @@ def select(points: list[Point], generations: list[int] | None, count: int) -> li
 
 
 def players_for(points: list[Point], run_dir: Path, playouts: int, encoder: str,
-                prefix: str = "") -> list[str]:
-    """Tournament entries ``PREFIXgenN=mcts:...``; one player per distinct checkpoint."""
-    from harness.arena.tournament import player_entry
+                prefix: str = "") -> list:
+    """Tournament players ``PREFIXgenN`` (mcts); one per distinct checkpoint."""
+    from harness.arena.tournament import NamedPlayer
     from harness.players.spec import PlayerSpec
 
     entries, named = [], {}
@@ -104,7 +104,7 @@ def players_for(points: list[Point], run_dir: Path, playouts: int, encoder: str,
         # randomize: Cazenave's tournament choice, so that repeated games differ.
         spec = PlayerSpec("mcts", model=run_dir / p.checkpoint, playouts=playouts,
                           randomize=True, encoder=encoder)
-        entries.append(player_entry(p.player, spec))
+        entries.append(NamedPlayer(p.player, spec))
     return entries
 
 

@@ -280,7 +280,7 @@ def ensure_rl(config: SuiteConfig, runs: list[Path], log: Log) -> Path:
 
 
 # --- tournament ---------------------------------------------------------------------
-def tournament_players(config: SuiteConfig, runs: list[Path]) -> list[str]:
+def tournament_players(config: SuiteConfig, runs: list[Path]) -> list:
     """The supervised networks, each warm-started one after self-play, and the baselines."""
     networks = [(model, run / "best.keras")
                 for model, run in zip(config.train.models, runs, strict=True)]
@@ -296,12 +296,12 @@ def tournament_players(config: SuiteConfig, runs: list[Path]) -> list[str]:
             first, final = first_network(scratch), final_network(scratch)
             if first is not None and final is not None:
                 networks += [(SCRATCH_FIRST, first), (SCRATCH_LAST, final)]
-    from harness.arena.tournament import player_entry
+    from harness.arena.tournament import NamedPlayer
     from harness.players.spec import PlayerSpec
 
     playouts = config.tournament.playouts if config.tournament.model_player == "mcts" else None
-    players = [player_entry(name, PlayerSpec(config.tournament.model_player,
-                                             model=Path(checkpoint), playouts=playouts))
+    players = [NamedPlayer(name, PlayerSpec(config.tournament.model_player,
+                                            model=Path(checkpoint), playouts=playouts))
                for name, checkpoint in networks]
     return players + [b for b in config.tournament.baselines if not needs_missing_gnugo(b)]
 
