@@ -201,7 +201,7 @@ def evaluate(
 ) -> dict[str, float | str | int]:
     """``harness evaluate``: policy accuracy, value MSE and losses of a
     checkpoint on a dataset split, each with a 95% interval over games."""
-    from harness.train.evaluate_command import evaluate_checkpoint
+    from harness.train.checkpoint_eval import evaluate_checkpoint
 
     return evaluate_checkpoint(
         model_path, data, split, encoder=encoder, batch_size=batch_size,

@@ -13,7 +13,9 @@ from harness.train import compare_command
 from harness.train.compare import (
     BASELINE,
     ModelResult,
+    checkpoint_of,
     compare,
+    compare_checkpoints,
     difference_matrix,
     frequent_move_baseline,
 )
@@ -93,9 +95,9 @@ def test_max_samples_compares_every_model_and_the_baseline_on_the_same_first_pos
     from harness.nets import build_model, save_model
 
     model = save_model(build_model("a0.tiny", 9, 21, seed=3), tmp_path / "m.keras")
-    whole, _ = compare_command.compare_checkpoints([("m", model)], two_games, "train",
+    whole, _ = compare_checkpoints([("m", model)], two_games, "train",
                                                    batch_size=4, reps=50)
-    first, _ = compare_command.compare_checkpoints([("m", model)], two_games, "train",
+    first, _ = compare_checkpoints([("m", model)], two_games, "train",
                                                    batch_size=4, reps=50, max_samples=3)
     assert [r.grouped["policy_top1"].counts.sum() for r in whole] == [9, 9]
     # a whole first batch of 4 positions, for the baseline as for the model
@@ -104,7 +106,7 @@ def test_max_samples_compares_every_model_and_the_baseline_on_the_same_first_pos
 
 def test_recalibrated_evaluation_uses_the_training_split_statistics(two_games, tmp_path):  # noqa: F811
     from harness.nets import build_model, save_model
-    from harness.train.evaluate_command import evaluate_checkpoint
+    from harness.train.checkpoint_eval import evaluate_checkpoint
 
     # A fresh net's moving statistics (mean 0, variance 1) are not its inputs'.
     model = save_model(build_model("a0.tiny", 9, 21, seed=3), tmp_path / "m.keras")
@@ -124,10 +126,10 @@ def test_slices_of_two_runs_are_named_by_their_run_and_clashes_fail_before_evalu
     for run in ("run-a", "run-b"):
         (tmp_path / run).mkdir()
         (tmp_path / run / "config.json").write_text("{}")
-    assert compare_command.checkpoint_of(tmp_path / "run-a" / "epoch-001.keras")[0] == \
+    assert checkpoint_of(tmp_path / "run-a" / "epoch-001.keras")[0] == \
         "run-a/epoch-001"
-    assert compare_command.checkpoint_of(tmp_path / "loose.keras")[0] == "loose"
+    assert checkpoint_of(tmp_path / "loose.keras")[0] == "loose"
     # Neither file exists: the name clash is reported before any model is loaded.
     clash = [("epoch-001", tmp_path / "x.keras"), ("epoch-001", tmp_path / "y.keras")]
     with pytest.raises(ConfigError, match="same name"):
-        compare_command.compare_checkpoints(clash, tmp_path / "none.h5")
+        compare_checkpoints(clash, tmp_path / "none.h5")

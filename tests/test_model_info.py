@@ -286,9 +286,9 @@ def test_evaluate_feeds_a_moved_checkpoint_its_recorded_encoder(moved_nogo_check
     from harness.data.dataset import open_dataset
     from harness.features import get_encoder
     from harness.nets import load_model
-    from harness.train import evaluate_command
+    from harness.train import checkpoint_eval, evaluate_command
 
-    result = evaluate_command.evaluate_checkpoint(moved_nogo_checkpoint, two_games, "train")
+    result = checkpoint_eval.evaluate_checkpoint(moved_nogo_checkpoint, two_games, "train")
     assert result["encoder"] == "nogo"  # the dataset's own default is cazenave21
     encoder = get_encoder("nogo")
     with open_dataset(two_games) as ds:

@@ -30,11 +30,11 @@ def write_comparison(path: Path, networks: Sequence[tuple[str, Path]], dataset: 
     from harness.train.compare import (
         ESTIMATE_HEADER,
         PAIR_HEADER,
+        compare_checkpoints,
         difference_matrix,
         estimate_rows,
         pair_rows,
     )
-    from harness.train.compare_command import compare_checkpoints
 
     results, pairs = compare_checkpoints(networks, dataset, "val", reps=reps)
     out = path.parent

@@ -163,3 +163,51 @@ def difference_matrix(pairs: Sequence[PairResult], names: Sequence[str],
         cells[p.a, p.b] = _cell(p.difference, metric) + mark
         cells[p.b, p.a] = _cell(flipped, metric) + mark
     return [[a, *(cells.get((a, b), "") for b in names)] for a in names]
+
+
+def checkpoint_of(path: str | Path) -> tuple[str, Path]:
+    """A display name and the checkpoint file: a run folder means its best.keras.
+
+    A checkpoint inside a run folder is named ``RUN/epoch-001``: the slices of
+    different runs share their file names.
+    """
+    path = Path(path)
+    if path.is_dir():
+        return path.name, path / "best.keras"
+    if (path.parent / "config.json").exists():
+        return f"{path.parent.name}/{path.stem}", path
+    return path.stem, path
+
+
+def compare_checkpoints(networks: Sequence[tuple[str, Path]], data, split: str = "val", *,
+                        batch_size: int = 256, reps: int = 2000, baseline: bool = True,
+                        max_samples: int = 0, recalibrate_bn: int = 0, progress: bool = False):
+    """``(results, pairs)`` of :mod:`harness.train.compare` for named checkpoints on a split."""
+    from harness.train.checkpoint_eval import evaluate_checkpoint_split
+    from harness.train.config import ConfigError
+    from harness.train.dataset_source import open_split
+
+    names = [name for name, _ in networks]
+    if len(set(names)) != len(names):  # before minutes of evaluation, not after
+        raise ConfigError(f"two models have the same name: {names}")
+    results = []
+    encoder = ""
+    for name, checkpoint in networks:
+        evaluation, info = evaluate_checkpoint_split(checkpoint, data, split,
+                                                     batch_size=batch_size,
+                                                     max_samples=max_samples,
+                                                     recalibrate_bn=recalibrate_bn,
+                                                     progress=progress)
+        encoder = info["encoder"]
+        results.append(ModelResult(name, evaluation.grouped))
+    if baseline:
+        source = open_split(data, split, encoder)
+        try:
+            rows, groups = source.rows(batch_size), source.groups(batch_size)
+        finally:
+            source.close()
+        if max_samples:  # evaluation stops after whole batches
+            kept = -(-max_samples // batch_size) * batch_size
+            rows, groups = rows[:kept], groups[:kept]
+        results.insert(0, frequent_move_baseline(data, split, rows, groups))
+    return results, compare(results, reps=reps)
