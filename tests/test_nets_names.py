@@ -26,7 +26,9 @@ from harness.nets.names import canonical_name, with_overrides
         ("a0.20.256", dict(blocks=20, width=256, policy_head="az", value_head="az")),
         ("mao", dict(family="mao", blocks=2, width=40, pieces=4, policy_head="mao",
                      value_head="mao", dropout=0.25)),
-        ("mao.2.40.4.d10", dict(dropout=0.10)),
+        ("mao.2.40.4.d10", dict(dropout=0.10, paper_value=False)),
+        ("mao.paper", dict(blocks=2, width=40, pieces=4, value_head="mao", dropout=0.25,
+                           paper_value=True)),
         ("garb.5.32", dict(family="garb", blocks=5, width=32, value_loss="bce",
                            ownership=True, score=True)),
         ("garb.mse.noown.noscore.5.32", dict(value_loss="mse", ownership=False, score=False)),
@@ -43,7 +45,8 @@ def test_paper_names_parse_to_the_papers_settings(name, expected):
 
 
 @pytest.mark.parametrize("name", [*model_names(), "a0.conv.agz.5.32", "mobile.az.10.128.512",
-                                  "mao.az.avg.bin.1.8.2", "a0.stem3.own.3.32", "garb.s5.2.12"])
+                                  "mao.az.avg.bin.1.8.2", "a0.stem3.own.3.32", "garb.s5.2.12",
+                                  "mao.paper", "mao.conv.paper.tiny", "mao.d10.paper.bin.1.8.2"])
 def test_canonical_name_parses_back_to_the_same_spec(name):
     spec = parse_model_name(name)
     assert parse_model_name(spec.name) == spec
@@ -86,6 +89,8 @@ def test_every_family_has_a_small_and_a_tiny_preset():
         ("garb.5.2", "at least 3 channels"),
         ("a0.0.64", "from 1 to 4096"),
         ("mao.1.8.2.d100", "dN"),
+        ("a0.paper.2.16", "applies to mao models only"),
+        ("mao.avg.paper.1.8.2", "needs the MAO value head"),
     ],
 )
 def test_bad_names_fail_with_one_line_naming_the_problem_and_the_forms(name, problem):

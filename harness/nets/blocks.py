@@ -99,18 +99,25 @@ def garb_block(x, filters: int, make: LayerMaker):
     return layers.Add()([x, y])
 
 
-def mlpconv(x, width: int, make: LayerMaker):
-    """Network-in-network mlpconv layer: a 3x3 convolution and a 1x1 one, both ReLU."""
-    x = make.conv(width, 3, activation="relu")(x)
-    return make.conv(width, 1, activation="relu")(x)
+def mlpconv(x, width: int, make: LayerMaker, *, bn: bool = False):
+    """Network-in-network mlpconv layer: a 3x3 convolution and a 1x1 one, both
+    ReLU; ``bn``: batch norm between each convolution (then without bias) and
+    its ReLU."""
+    if not bn:
+        x = make.conv(width, 3, activation="relu")(x)
+        return make.conv(width, 1, activation="relu")(x)
+    x = make.bn_relu(make.conv(width, 3, bias=False)(x))
+    return make.bn_relu(make.conv(width, 1, bias=False)(x))
 
 
-def mao_block(x, width: int, pieces: int, dropout: float, make: LayerMaker):
-    """MAO block (MAO paper figure 3): a MAO layer followed by two mlpconv layers."""
+def mao_block(x, width: int, pieces: int, dropout: float, make: LayerMaker, *,
+              bn: bool = False):
+    """MAO block (MAO paper figure 3): a MAO layer followed by two mlpconv
+    layers (``bn``: batch-normalised ones)."""
     x = MaxAverageOut(width, pieces, dropout, seed=make.next_seed(),
                       kernel_initializer=_glorot(make))(x)
-    x = mlpconv(x, width, make)
-    return mlpconv(x, width, make)
+    x = mlpconv(x, width, make, bn=bn)
+    return mlpconv(x, width, make, bn=bn)
 
 
 def _glorot(make: LayerMaker):

@@ -71,7 +71,7 @@ def _value(x, spec: ModelSpec, make: LayerMaker):
     if spec.value_head == "qiqiao":
         return head_fns.qiqiao_value(x, spec.value_loss, make)
     return head_fns.mao_value(x, spec.value_loss, make, width=spec.width, pieces=spec.pieces,
-                           dropout=spec.dropout)
+                              dropout=spec.dropout, paper=spec.paper_value)
 
 
 def resnet_trunk(x, spec: ModelSpec, make: LayerMaker):

@@ -75,10 +75,18 @@ def qiqiao_value(x, value_loss: str, make: LayerMaker):
 
 
 def mao_value(x, value_loss: str, make: LayerMaker, *, width: int, pieces: int,
-              dropout: float):
+              dropout: float, paper: bool = False):
     """MAO network value piece: a MAO block, a one-unit MAO layer, global
-    average pooling, then the value activation."""
-    v = mao_block(x, width, pieces, dropout, make)
+    average pooling, then the value activation.
+
+    ``paper``: as the paper has it. Otherwise (the zoo's default) its MAO
+    layers have no channel selectors and its mlpconv layers batch-normalise
+    before each ReLU: the pooled value differs between positions by about
+    0.001 at initialisation, less than the selectors' noise, and at lr 0.006
+    training shrinks it to a constant, after which the block's ReLUs die
+    (docs/results.md, "Why the MAO value head predicted a constant")."""
+    dropout = dropout if paper else 0.0
+    v = mao_block(x, width, pieces, dropout, make, bn=not paper)
     v = layers.GlobalAveragePooling2D()(_mao_out(v, 1, pieces, dropout, make))
     return layers.Activation(VALUE_ACTIVATION[value_loss], name="value")(v)
 

@@ -45,7 +45,7 @@ FORMS = (
 )
 OPTIONS = (
     "conv", "avg", "az", "bin", "mse", "golois", "agz", "stem3", "own", "noown", "score",
-    "noscore", "valN", "dN", "sN", "small", "tiny",
+    "noscore", "valN", "dN", "sN", "paper", "small", "tiny",
 )
 
 POLICY_HEADS = ("az", "conv", "mao", "qiqiao")
@@ -112,6 +112,11 @@ class ModelSpec:
     ownership: bool = False
     score: bool = False
     dropout: float = 0.0  # MAO channel-selector drop rate
+    # MAO value piece as the paper writes it (channel selectors in its MAO
+    # layers, plain mlpconv). Without ``paper``: no selectors there and batch
+    # norm before each mlpconv ReLU; the paper's collapses to a constant
+    # value at lr 0.006 (docs/results.md).
+    paper_value: bool = False
     score_scale: float | None = None  # None: board points (B*B)
     value_weight: float = 1.0  # Cazenave's "valN": a training hint, not architecture
 
@@ -154,6 +159,7 @@ def _option_slot(name: str, token: str) -> str:
         "conv": "policy", "avg": "value", "az": "az", "bin": "loss", "mse": "loss",
         "golois": "block", "agz": "block", "stem3": "stem", "own": "own", "noown": "own",
         "score": "score", "noscore": "score", "small": "size", "tiny": "size",
+        "paper": "paper",
     }
     if token in simple:
         return simple[token]
@@ -197,7 +203,7 @@ def _build_spec(name: str, family: str, numbers: list[int], words: dict[str, str
     sizes = dict(zip(fields, numbers, strict=True))
     if min(numbers) <= 0 or max(numbers) > 4096 or sizes.get("blocks", 0) > 400:
         _fail(name, "size numbers must be from 1 to 4096 (blocks at most 400)")
-    for key, fam in (("block", "resnet"), ("stem", "resnet"), ("dN", "mao")):
+    for key, fam in (("block", "resnet"), ("stem", "resnet"), ("dN", "mao"), ("paper", "mao")):
         if key in words and family != fam:
             _fail(name, f"option {words[key]!r} applies to {_word(fam)} models only")
     # Cazenave: the fully convolutional head needs the Golois block to train.
@@ -212,6 +218,10 @@ def _build_spec(name: str, family: str, numbers: list[int], words: dict[str, str
         dropout = int(words["dN"][1:]) / 100
         if not 0 <= dropout < 1:
             _fail(name, "MAO drop rate dN is a percentage from 0 to 99")
+    paper_value = "paper" in words
+    if paper_value and value != "mao":
+        _fail(name, "option 'paper' (the paper's MAO value piece) needs the MAO value head "
+                    "(drop 'avg' / 'az')")
     score_scale = None
     if "sN" in words:
         score_scale = float(words["sN"][1:])
@@ -235,6 +245,7 @@ def _build_spec(name: str, family: str, numbers: list[int], words: dict[str, str
         ownership=own,
         score=score,
         dropout=dropout,
+        paper_value=paper_value,
         score_scale=score_scale,
         value_weight=value_weight,
     )
@@ -279,6 +290,10 @@ def canonical_name(spec: ModelSpec) -> str:
         tokens.append("score" if spec.score else "noscore")
     if family == "mao" and spec.dropout != DEFAULT_MAO_DROPOUT:
         tokens.append(f"d{round(spec.dropout * 100)}")
+    if spec.paper_value:
+        if family != "mao" or spec.value_head != "mao":
+            raise ValueError("the paper's value piece (paper) exists for the MAO value head only")
+        tokens.append("paper")
     if spec.score_scale is not None:
         tokens.append(f"s{spec.score_scale:g}")
     if spec.value_weight != 1.0:

@@ -38,6 +38,7 @@ PRESETS: tuple[Preset, ...] = (
     Preset("mao.tiny", "MAO paper 2 (tiny)", "tiny"),
     Preset("mao.small", "MAO paper 2 (narrow)", "small"),
     Preset("mao", "MAO paper 2.2 (MAO network)", "full"),
+    Preset("mao.paper", "MAO paper 2.2 as written (its value piece collapses)", "full"),
     Preset("mao.conv.tiny", "MAO trunk, fully convolutional policy (tiny)", "tiny"),
     Preset("mao.conv.small", "MAO trunk, fully convolutional policy", "small"),
     Preset("garb.tiny", "NoGoZero+ 3.2 (tiny)", "tiny"),
