@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from harness.data.layout import GAME_COLUMNS, column_range, numpy_dtype
 from harness.data.rows import GameInfo, GamePositions, Outcome, game_digest, values_from_result
 
 # Spellings of RU[] seen in archives -> one name per rule set.
@@ -158,7 +159,30 @@ def _convert(record, settings: ConvertSettings) -> Outcome:
         komi=record.komi,
         handicap=record.handicap,
     )
+    unfit = unfit_game_value(info)
+    if unfit is not None:
+        return _reject(record, unfit)
     return Outcome(record.source, record.index, "kept", info=info, positions=positions)
+
+
+def unfit_game_value(info: GameInfo) -> str | None:
+    """Why a value of ``info`` does not fit its ``/games`` column, or None if all fit.
+
+    Walks the schema instead of naming fields, so that a numeric column added
+    later is checked too: the reader's limits are the game's (a handicap up to
+    ``size*size``), the columns' are the file's (int8 handicap), and a value
+    past a column ended the whole ingest in the parent's writer (issue 41).
+    """
+    for column in GAME_COLUMNS:
+        limits = column_range(column)
+        if limits is None or not hasattr(info, column.name):
+            continue
+        value = getattr(info, column.name)
+        low, high = limits
+        if not low <= value <= high:  # NaN fails this too
+            return (f"{column.name} {value!r} does not fit the dataset "
+                    f"({numpy_dtype(column)} column: {low:g} to {high:g})")
+    return None
 
 
 def _sparse_visits(visits, n: int):

@@ -107,6 +107,23 @@ def numpy_dtype(column: Column) -> np.dtype:
     return np.dtype(object) if column.dtype == STRING else np.dtype(column.dtype)
 
 
+def column_range(column: Column) -> tuple[float, float] | None:
+    """The smallest and largest number ``column`` holds; None for text and bytes columns.
+
+    A value outside it cannot be cast (numpy raises OverflowError, or a float
+    becomes inf), and the cast happens in the ingest's writer, where an
+    exception ends the whole run; so values are checked against this first.
+    """
+    dtype = numpy_dtype(column)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return float(info.min), float(info.max)
+    if dtype.kind == "f":
+        most = float(np.finfo(dtype).max)
+        return -most, most
+    return None
+
+
 def split_code(name: str) -> int:
     try:
         return SPLITS.index(name)

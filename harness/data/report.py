@@ -25,6 +25,7 @@ _HEADS = ("bad handicap", "bad komi", "not a game file", "link member", "device 
           "special member", "move count differs from the index", "malformed kifu line",
           "malformed index row")
 _INTERNAL = re.compile(r"^internal error: (\w+)")
+_UNFIT = re.compile(r"^(\w+) .* does not fit the dataset")  # the value is the detail
 
 
 def reason_category(reason: str) -> str:
@@ -35,6 +36,9 @@ def reason_category(reason: str) -> str:
     internal = _INTERNAL.match(reason)
     if internal:
         return f"internal error ({internal.group(1)})"
+    unfit = _UNFIT.match(reason)
+    if unfit:
+        return f"{unfit.group(1)} does not fit the dataset"
     head = next((h for h in _HEADS if reason.startswith(h)), None)
     if head:
         return head

@@ -1,0 +1,100 @@
+"""Every value the reader accepts is stored as read, or the game is one reject line.
+
+The regression tests of issue 41 (an independent fuzz of the reader and
+ingest). Each failed before its fix: the bullet it reproduces is named.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.data.command import main as ingest_main
+from harness.data.convert import ConvertSettings, convert_record, unfit_game_value
+from harness.data.layout import GAME_COLUMNS, column_range
+from harness.data.rows import GameInfo
+from harness.data.synthetic import random_sgf
+from harness.sgf import parse_sgf_bytes
+
+# /games columns the writer fills (row numbers, split); every other numeric
+# column must come from a GameInfo field, which ``unfit_game_value`` checks.
+WRITER_COLUMNS = {"first", "positions", "split", "cazenave_row"}
+
+
+def ingest(sources: Path, out: Path, size: int) -> tuple[int, dict, dict]:
+    """Run ``harness ingest`` on one worker: (exit code, report, source name -> reject reason)."""
+    code = ingest_main([str(sources), "-o", str(out), "--board-size", str(size), "--quiet",
+                        "--workers", "1", "--val-games", "0"])
+    report_path = out.with_name(out.stem + ".report.json")
+    report = json.loads(report_path.read_text()) if report_path.is_file() else {}
+    rejects_path = out.with_name(out.stem + ".rejects.csv")
+    rejects = {}
+    if rejects_path.is_file():
+        with open(rejects_path, newline="") as f:
+            rejects = {Path(row["source"]).name: row["reason"] for row in csv.DictReader(f)}
+    return code, report, rejects
+
+
+# --- bullet 1: a handicap the reader accepts but int8 cannot hold -----------------------
+
+
+def test_a_handicap_past_its_column_is_one_reject_and_the_good_games_are_kept(tmp_path):
+    sources = tmp_path / "in"
+    sources.mkdir()
+    for i in range(20):
+        (sources / f"good{i:02}.sgf").write_text(random_sgf(i, size=19))
+    (sources / "ha128.sgf").write_bytes(b"(;GM[1]FF[4]SZ[19]HA[128];B[pd])")
+    code, report, rejects = ingest(sources, tmp_path / "out.h5", 19)
+    assert code == 0 and (tmp_path / "out.h5").is_file()
+    assert report["totals"]["kept"] == 20
+    assert rejects == {
+        "ha128.sgf": "handicap 128 does not fit the dataset (int8 column: -128 to 127)"
+    }
+
+
+def test_the_largest_handicap_the_reader_accepts_is_rejected_by_convert():
+    (record,) = parse_sgf_bytes(b"(;GM[1]SZ[19]HA[361];B[pd])")
+    assert record.ok and record.handicap == 361  # the reader's limit is size*size
+    outcome = convert_record(record, ConvertSettings())
+    assert outcome.kind == "rejected"
+    assert outcome.reason == "handicap 361 does not fit the dataset (int8 column: -128 to 127)"
+
+
+def test_a_handicap_at_the_column_limit_is_kept():
+    (record,) = parse_sgf_bytes(b"(;GM[1]SZ[19]HA[127];B[pd])")
+    outcome = convert_record(record, ConvertSettings())
+    assert outcome.kind == "kept" and outcome.info.handicap == 127
+
+
+def _past(column) -> float:
+    """The first value past ``column``'s upper limit (ints), or one past float32's."""
+    _low, high = column_range(column)
+    return int(high) + 1 if np.dtype(column.dtype).kind in "iu" else 1e39
+
+
+@pytest.mark.parametrize("column", [c for c in GAME_COLUMNS if column_range(c) is not None],
+                         ids=lambda c: c.name)
+def test_every_numeric_game_column_is_filled_checked_or_by_the_writer(column):
+    """Walks the schema: a new numeric column fails here until it is checked."""
+    fields = {f.name for f in dataclasses.fields(GameInfo)}
+    if column.name in WRITER_COLUMNS:
+        assert column.name not in fields
+        return
+    assert column.name in fields, f"/games/{column.name} is neither a GameInfo field nor written"
+    info = GameInfo("s", 0, "0" * 32, 1)
+    assert unfit_game_value(info) is None
+    too_big = dataclasses.replace(info, **{column.name: _past(column)})
+    reason = unfit_game_value(too_big)
+    assert reason is not None and reason.startswith(f"{column.name} ") and "\n" not in reason
+
+
+def test_unfit_values_are_counted_under_their_column_not_their_value():
+    from harness.data.report import reason_category
+
+    reason = "handicap 128 does not fit the dataset (int8 column: -128 to 127)"
+    assert reason_category(reason) == "handicap does not fit the dataset"
