@@ -92,22 +92,21 @@ def iter_records(
         sources = [sources]
     for source in sources:
         path = Path(source)
-        if path.is_dir():
-            for file in walk(path):
-                yield from _guarded(file, options)
-        else:
-            yield from _guarded(path, options)
+        for file in walk(path) if path.is_dir() else [path]:
+            yield from _guarded(read_path(file, options), str(file))
 
 
-def _guarded(path: Path, options: ReadOptions) -> Iterator[GameRecord]:
-    """``read_path``, but an unexpected exception ends only this file, as a reject.
+def _guarded(records: Iterator[GameRecord], source: str) -> Iterator[GameRecord]:
+    """``records``, but an unexpected exception ends only them, as one reject.
 
-    The records yielded before it are kept; the reject takes the next index of
-    the last source seen (a file, or an archive member).
+    Used per file and per archive member, so that a member nobody anticipated
+    costs that member and the archive's other members are still read. The
+    records yielded before it are kept; the reject takes the next index of the
+    last source seen (``source`` if none was).
     """
-    source, index = str(path), 0
+    index = 0
     try:
-        for record in read_path(path, options):
+        for record in records:
             source, index = record.source, record.index + 1
             yield record
     except Exception as exc:
@@ -186,7 +185,11 @@ def _is_tar(raw) -> bool:
 def read_stream(fileobj, label: str, name: str, options: ReadOptions) -> Iterator[GameRecord]:
     """Records of one stream (a file or an archive member), decompressing as needed."""
     chunks = read_chunks(fileobj, options.chunk_bytes)
-    first = next(chunks, b"")
+    try:
+        first = next(chunks, b"")  # a zip member's CRC or deflate error can come this early
+    except CorruptStream as exc:
+        yield GameRecord(label, 0, reject=str(exc))
+        return
     compression = sniff(first)
     stream = _prepend(first, chunks)
     if compression:
@@ -337,7 +340,7 @@ def _read_zip(raw, label: str, options: ReadOptions) -> Iterator[GameRecord]:
                 yield GameRecord(member, 0, reject=f"unreadable member: {exc}")
                 continue
             with fileobj:
-                yield from read_stream(fileobj, member, info.filename, options)
+                yield from _guarded(read_stream(fileobj, member, info.filename, options), member)
 
 
 def _read_tar(raw, label: str, options: ReadOptions) -> Iterator[GameRecord]:
@@ -357,7 +360,7 @@ def _read_tar(raw, label: str, options: ReadOptions) -> Iterator[GameRecord]:
                 fileobj = archive.extractfile(info)
                 if fileobj is None:
                     continue
-                yield from read_stream(fileobj, member, info.name, options)
+                yield from _guarded(read_stream(fileobj, member, info.name, options), member)
     except (tarfile.TarError, OSError, EOFError, ValueError, CorruptStream) as exc:
         yield GameRecord(label, 0, reject=f"corrupt tar archive after {last!r}: {exc}")
     except Exception as exc:  # zlib.error, lzma.LZMAError from the stream layer
