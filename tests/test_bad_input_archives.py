@@ -103,3 +103,33 @@ def test_trailing_junk_after_a_compressed_stream_keeps_every_game(tmp_path, suff
     records = read(path)
     assert [(i, r is None) for _, i, r in records] == [(0, True), (1, True), (2, False)]
     assert records[2][2].startswith("corrupt ")
+
+
+# --- bullet 3: a byte-order mark glued to the first kifu game id ---------------------------
+
+TYGEM = Path(__file__).parent / "fixtures" / "kifu" / "tygem"
+BOM = b"\xef\xbb\xbf"
+
+
+def _zip_one(path: Path, name: str, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr(name, data)
+
+
+def test_a_zipped_kifu_month_and_index_starting_with_a_bom_keep_their_first_game(tmp_path):
+    month = BOM + (TYGEM / "Kifu" / "2011-01").read_bytes()
+    _zip_one(tmp_path / "Kifu" / "2011-01.zip", "2011-01", month)
+    index = BOM + (TYGEM / "index" / "Kifu2011.index").read_bytes()
+    _zip_one(tmp_path / "index" / "Kifu2011.zip", "Kifu2011.index", index)
+    first = next(iter_records(tmp_path / "Kifu" / "2011-01.zip"))
+    assert first.ok and first.properties["GN"] == "1001"
+    assert (first.black, first.white) == ("blackid", "whiteid")  # joined with its index row
+
+
+def test_a_bom_split_across_one_byte_chunks_is_still_dropped():
+    from harness.sgf.kifu import iter_lines
+
+    data = BOM + b"1001\t;B[pd]\n1002\t;B[qd]"
+    lines = list(iter_lines((data[i:i + 1] for i in range(len(data))), 1000))
+    assert lines == [b"1001\t;B[pd]", b"1002\t;B[qd]"]

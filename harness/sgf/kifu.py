@@ -296,14 +296,24 @@ def _index_streams(path: Path, max_bytes: int) -> Iterator[Iterator[bytes]]:
 # --- kifu lines ---------------------------------------------------------------------
 
 
+BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark
+
+
 def iter_lines(chunks: Iterator[bytes], max_line: int) -> Iterator[bytes | None]:
     """Lines of a chunked stream (without their ends); an over-long line comes back
-    as ``None`` once its end is found, the bytes in between never kept."""
+    as ``None`` once its end is found, the bytes in between never kept.
+
+    A UTF-8 byte-order mark opening the stream (Windows editors write one) is
+    dropped: left on, it glues to the first game id, which then is no number.
+    """
     pending = b""
     skipping = False
+    start = True
     for chunk in chunks:
         lines = chunk.split(b"\n")
         lines[0] = pending + lines[0]
+        if start and (len(lines) > 1 or len(lines[0]) >= len(BOM)):
+            lines[0], start = lines[0].removeprefix(BOM), False
         pending = lines.pop()
         for line in lines:
             if skipping:
