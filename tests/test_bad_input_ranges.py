@@ -15,15 +15,38 @@ import numpy as np
 import pytest
 
 from harness.data.command import main as ingest_main
-from harness.data.convert import ConvertSettings, convert_record, unfit_game_value
-from harness.data.layout import GAME_COLUMNS, column_range
+from harness.data.convert import (
+    MAX_GAME_MOVES,
+    ConvertSettings,
+    convert_record,
+    unfit_game_value,
+)
+from harness.data.layout import (
+    GAME_COLUMNS,
+    OPTIONAL_POSITION_COLUMNS,
+    POSITION_COLUMNS,
+    column_range,
+)
 from harness.data.rows import GameInfo
 from harness.data.synthetic import random_sgf
+from harness.game.geometry import MAX_SIZE
 from harness.sgf import parse_sgf_bytes
 
 # /games columns the writer fills (row numbers, split); every other numeric
 # column must come from a GameInfo field, which ``unfit_game_value`` checks.
 WRITER_COLUMNS = {"first", "positions", "split", "cazenave_row"}
+# The range of values each per-position column gets from a game the reader
+# accepts; ``move_number`` grows with the game, so convert bounds its length.
+POSITION_RANGES = {
+    "stones": (0, 2),  # EMPTY, BLACK, WHITE
+    "to_play": (1, 2),
+    "move": (0, MAX_SIZE * MAX_SIZE),  # pass on the largest board
+    "value": (-1, 1),
+    "value_known": (0, 1),
+    "ownership": (-1, 1),
+    "score": (-2 * MAX_SIZE * MAX_SIZE, 2 * MAX_SIZE * MAX_SIZE),  # a board and a komi
+    "move_number": (0, MAX_GAME_MOVES - 1),
+}
 
 
 def ingest(sources: Path, out: Path, size: int) -> tuple[int, dict, dict]:
@@ -98,3 +121,38 @@ def test_unfit_values_are_counted_under_their_column_not_their_value():
 
     reason = "handicap 128 does not fit the dataset (int8 column: -128 to 127)"
     assert reason_category(reason) == "handicap does not fit the dataset"
+    assert reason_category("too long: 40000 moves (the dataset holds at most 32768)") == "too long"
+
+
+# --- bullet 4: a game longer than move_number counts --------------------------------------
+
+
+def passes(moves: int) -> bytes:
+    """A legal game of ``moves`` passes on 9x9."""
+    return b"(;GM[1]SZ[9]" + b";B[];W[]" * (moves // 2) + b";B[]" * (moves % 2) + b")"
+
+
+def test_a_game_longer_than_move_number_counts_is_rejected_with_the_limit():
+    (record,) = parse_sgf_bytes(passes(40_000))
+    assert record.ok  # legal: the reader has no length limit
+    outcome = convert_record(record, ConvertSettings(board_size=9))
+    assert outcome.kind == "rejected"
+    assert outcome.reason == "too long: 40000 moves (the dataset holds at most 32768)"
+
+
+def test_a_game_of_exactly_the_limit_is_kept_with_its_move_numbers_intact():
+    (record,) = parse_sgf_bytes(passes(MAX_GAME_MOVES))
+    outcome = convert_record(record, ConvertSettings(board_size=9))
+    assert outcome.kind == "kept" and len(outcome.positions) == 32768
+
+
+@pytest.mark.parametrize("column", [c for c in POSITION_COLUMNS + OPTIONAL_POSITION_COLUMNS
+                                    if column_range(c) is not None], ids=lambda c: c.name)
+def test_every_numeric_position_column_holds_the_largest_value_a_game_gives_it(column):
+    """Walks the schema: a new per-position column fails here until its bound is known."""
+    if column.name == "game_id":  # the writer's row of /games, not a game's value
+        return
+    assert column.name in POSITION_RANGES, f"/positions/{column.name}: what bounds it?"
+    low, high = column_range(column)
+    smallest, largest = POSITION_RANGES[column.name]
+    assert low <= smallest and largest <= high

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from harness.data.layout import GAME_COLUMNS, column_range, numpy_dtype
+from harness.data.layout import GAME_COLUMNS, POSITION_COLUMNS, column_range, numpy_dtype
 from harness.data.rows import GameInfo, GamePositions, Outcome, game_digest, values_from_result
 
 # Spellings of RU[] seen in archives -> one name per rule set.
@@ -100,6 +100,20 @@ def _storable_outcome(outcome: Outcome) -> Outcome:
                    info=info)
 
 
+def _max_game_moves() -> int:
+    """Moves in the longest game whose positions ``move_number`` (from 0) can count.
+
+    Rejected rather than widened: 32,768 moves is a hundred times any real
+    game, and a longer one (passes, mostly) is no training data; stored, its
+    move numbers wrapped to -32768 and its history planes went wrong silently.
+    """
+    move_number = next(c for c in POSITION_COLUMNS if c.name == "move_number")
+    return int(column_range(move_number)[1]) + 1
+
+
+MAX_GAME_MOVES = _max_game_moves()
+
+
 def _reject(record, reason: str) -> Outcome:
     return Outcome(record.source, record.index, "rejected", reason)
 
@@ -118,6 +132,8 @@ def _convert(record, settings: ConvertSettings) -> Outcome:
     n = len(record.moves)
     if n < settings.min_moves:
         return _reject(record, f"too short: {n} moves (minimum {settings.min_moves})")
+    if n > MAX_GAME_MOVES:
+        return _reject(record, f"too long: {n} moves (the dataset holds at most {MAX_GAME_MOVES})")
     result = record.result
     if settings.no_result == "skip" and not result.known:
         return _reject(record, f"no result ({result.kind})")

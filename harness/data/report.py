@@ -46,6 +46,8 @@ def reason_category(reason: str) -> str:
         return "duplicate"
     if reason.startswith("too short:"):
         return "too short"
+    if reason.startswith("too long:"):
+        return "too long"
     return _POSITIONS.sub(r"\1 \2 N", reason)
 
 
