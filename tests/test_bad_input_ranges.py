@@ -156,3 +156,46 @@ def test_every_numeric_position_column_holds_the_largest_value_a_game_gives_it(c
     low, high = column_range(column)
     smallest, largest = POSITION_RANGES[column.name]
     assert low <= smallest and largest <= high
+
+
+# --- bullet 5: nonsense numbers kept as komi and margins -----------------------------------
+
+
+def long_game(properties: bytes) -> bytes:
+    """A 19x19 record with ``properties`` in its root and 100 moves (no abandoned game)."""
+    moves = b"".join(b";B[%c%c];W[%c%c]" % (97 + i % 19, 97 + i // 19, 97 + i % 19,
+                                            115 - i // 19) for i in range(50))
+    return b"(;GM[1]SZ[19]" + properties + moves + b")"
+
+
+@pytest.mark.parametrize("komi", ["1e309", "nan", "inf", "-inf", "NaN", "1e400"])
+def test_a_komi_that_is_not_a_finite_number_rejects_the_game(komi):
+    (record,) = parse_sgf_bytes(long_game(f"KM[{komi}]".encode()))
+    assert record.reject == f"bad komi {komi!r}"
+
+
+@pytest.mark.parametrize("text, komi", [("6.5", 6.5), ("650", 6.5), ("6,5", 6.5),
+                                        ("7.5 points", 7.5), ("", 0.0), ("?", 0.0)])
+def test_ordinary_komi_values_read_as_before(text, komi):
+    (record,) = parse_sgf_bytes(long_game(f"KM[{text}]".encode()))
+    assert record.ok and record.komi == komi
+
+
+@pytest.mark.parametrize("result", ["B+nan", "B+inf", "B+1e309", "B+1e30", "B+723"])
+def test_a_margin_no_count_gives_is_unreadable_the_winner_kept(result):
+    (record,) = parse_sgf_bytes(long_game(f"RE[{result}]".encode()))
+    assert record.ok
+    assert (record.result.winner, record.result.kind, record.result.margin) == (1, "score", None)
+    assert record.result.to_sgf() == "B+"
+
+
+def test_the_largest_margin_a_board_gives_is_kept():
+    (record,) = parse_sgf_bytes(long_game(b"RE[W+722]"))
+    assert record.result.margin == 722 and record.result.to_sgf() == "W+722"
+
+
+def test_parse_result_reads_a_non_finite_margin_as_unreadable():
+    from harness.game.result import GameResult, parse_result
+
+    assert parse_result("W+nan") == GameResult(2, "score", None)
+    assert parse_result("W+-inf") == GameResult(2, "score", None)

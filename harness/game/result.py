@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -83,6 +84,8 @@ def parse_result(text: str | None) -> GameResult:
         margin = float(rest)
     except ValueError:
         return GameResult(winner, "score", None)  # winner clear, margin unreadable
+    if not math.isfinite(margin):  # "B+nan", "B+inf", "B+1e309": unreadable too
+        return GameResult(winner, "score", None)
     if margin == 0:
         return GameResult(0, "draw")
     return GameResult(winner, "score", abs(margin))

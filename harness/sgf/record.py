@@ -11,7 +11,8 @@ Conventions (also what the writer produces):
   Chinese rules) is a count in stones (zi), as Chinese rules state it, and is
   doubled to points: 3.75 stones is the usual 7.5 points. Without ``KM`` a
   root ``KO`` (an old spelling) is read the same way; missing komi is 0. A komi
-  that is not a finite number of at most ``size*size`` points rejects the game.
+  that is not a finite number of at most ``size*size`` points (``KM[nan]``,
+  ``KM[inf]``, ``KM[1e309]``) rejects the game.
 - Handicap (``HA``): an integer from 0 to ``size*size``. A value with a
   fraction is a komi written in the wrong property (``HA[7.5]``, The 1st World
   AI Go Open 2017): handicap 0, and the value is the komi unless ``KM``/``KO``
@@ -24,7 +25,9 @@ Conventions (also what the writer produces):
   ``size*size // 4`` moves (90 on 19x19): that is an abandoned game (a Fox
   ``RE[B+0.0]`` after 13 moves), whose winner says nothing about the
   positions, so its result is unknown and it is kept policy-only.
-  A result text longer than ``MAX_RESULT_CHARS`` is no result (unknown).
+  A result text longer than ``MAX_RESULT_CHARS`` is no result (unknown); a
+  margin that is not finite (``B+nan``) or past ``2*size*size`` points is
+  unreadable, as ``B+abc`` is: the winner is kept, the margin unknown.
 - Setup stones (``AB``/``AW``/``AE``) before the first move — in the root or
   in later nodes, as handicap stones often are — are merged, in order, into
   ``setup_black``/``setup_white``/``setup_empty``. Setup after moves have
@@ -140,6 +143,17 @@ def read_result(text: str | None) -> GameResult:
     return parse_result(text)
 
 
+def countable(result: GameResult, size: int) -> GameResult:
+    """``result``, its margin dropped (winner kept) if no count on this board gives it.
+
+    The board holds ``size*size`` points and a komi is refused past as many,
+    so a margin beyond twice that (``B+1e30``) is unreadable, as ``B+abc`` is.
+    """
+    if result.margin is not None and result.margin > 2 * size * size:
+        return GameResult(result.winner, result.kind, None)
+    return result
+
+
 def read_size(text: str) -> int:
     parts = [p.strip() for p in text.split(":")]
     try:
@@ -204,11 +218,18 @@ def abandoned_moves(size: int) -> int:
 
 
 def _number(text: str) -> float | None:
-    """The first number in ``text`` (``,`` read as ``.``), None if there is none.
+    """The number ``text`` is, else the first number in it (``,`` read as ``.``), else None.
 
+    A whole value Python reads as a float is taken as it is, so that ``nan``,
+    ``inf`` and ``1e309`` reach the caller's finiteness check and are refused
+    (the pattern alone read ``1e309`` as 1 and ``nan`` as no komi at all).
     ``float`` rather than ``int``: Python refuses ``int`` of a string over
     4,300 digits, while ``float`` turns it into ``inf`` for the caller to refuse.
     """
+    try:
+        return float(text)
+    except ValueError:
+        pass
     found = _NUMBER.search(text)
     return float(found.group().replace(",", ".")) if found else None
 
@@ -359,7 +380,7 @@ def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: by
     if b"RU" in info:
         record.rules = _text(info[b"RU"], charset).strip() or None
     if b"RE" in info:
-        record.result = read_result(_text(info[b"RE"], charset))
+        record.result = countable(read_result(_text(info[b"RE"], charset)), size)
         won = record.result.kind == "score" and record.result.margin is None
         if won and record.result.winner and len(moves) < abandoned_moves(size):
             record.result = UNKNOWN
