@@ -11,10 +11,10 @@ from harness.game.position import Game
 from harness.rl.buffer import GameMeta, ReplayBuffer
 from harness.rl.config import CurriculumConfig, RLConfig, WindowConfig
 from harness.rl.curriculum import small_net_stalled
+from harness.rl.game_rows import game_rows, mixed_value, policy_target
 from harness.rl.gating import promote
-from harness.rl.targets import game_rows, mixed_value, policy_target
 from harness.rl.window import next_window, replace_fraction
-from harness.search.selfplay import GameRecord
+from harness.search.selfplay import SelfPlayGame
 
 # Black walls off column c, White column d; then both pass. Tromp-Taylor:
 # Black owns columns a-c (15 points), White d-e (10); komi 0.5: B+4.5.
@@ -28,7 +28,7 @@ FINAL = """
 SIZE = 5
 
 
-def walled_game(resign: bool = False) -> GameRecord:
+def walled_game(resign: bool = False) -> SelfPlayGame:
     game = Game(SIZE, komi=0.5)
     for row in range(SIZE):
         game.play(row * SIZE + 2)  # Black, column c
@@ -45,7 +45,7 @@ def walled_game(resign: bool = False) -> GameRecord:
         visits[game.moves[i][1]] = 3
         visits[SIZE * SIZE] = 1
         policies.append(visits / visits.sum() if i % 2 == 0 else None)  # odd: fast searches
-    record = GameRecord(game, game.result(), policies=policies,
+    record = SelfPlayGame(game, game.result(), policies=policies,
                         root_values=[0.5 if c == BLACK else -0.5 for c, _ in game.moves],
                         full=[p is not None for p in policies])
     return record

@@ -13,7 +13,7 @@ from harness.game.position import Game
 from harness.players.base import PlayerSpecError
 from harness.players.spec import make_player
 from harness.rl.config import RLConfig
-from harness.rl.targets import game_rows
+from harness.rl.game_rows import game_rows
 from harness.search import BatchedSearch, EvaluatorConfig, MCTSConfig, NetworkEvaluator
 from harness.search.selfplay import play_games
 

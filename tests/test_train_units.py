@@ -14,7 +14,7 @@ from harness.train.config import ConfigError, TrainConfig
 from harness.train.metrics import MetricAccumulator
 from harness.train.schedules import ScheduleSpec, learning_rate, learning_rate_at
 from harness.train.sources import ArraySource, derive_seed, epoch_batches
-from harness.train.targets import from_head, signed_outcome, to_head
+from harness.train.value_targets import from_head, signed_outcome, to_head
 
 # --- learning-rate schedules ------------------------------------------------------------
 

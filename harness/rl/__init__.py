@@ -3,7 +3,7 @@
 - :mod:`harness.rl.config` — ``RLConfig`` and its TOML tables
 - :mod:`harness.rl.run` — ``RLRun``: the generation loop, its commit points and resume
 - :mod:`harness.rl.selfplay` — one generation's games on the batched search
-- :mod:`harness.rl.targets` — per-position training targets of a finished game
+- :mod:`harness.rl.game_rows` — per-position training targets of a finished game
 - :mod:`harness.rl.buffer` — the on-disk replay buffer and its window
 - :mod:`harness.rl.window` — how the window grows
 - :mod:`harness.rl.samples` — augmented training batches from the window

@@ -31,7 +31,7 @@ import h5py
 import numpy as np
 
 from harness.files import atomic_path, remove_temporaries
-from harness.rl.targets import GameRows
+from harness.rl.game_rows import GameRows
 
 COMPRESSION = {"compression": "gzip", "compression_opts": 4}
 # Per-position columns: the rows of all games, concatenated in game order.

@@ -65,7 +65,7 @@ class NetState:
 
 
 @dataclass
-class RunState:
+class GenerationState:
     generation: int = 1  # the generation being worked on
     phase: str = "selfplay"  # selfplay, train, evaluate
     best: str = ""  # checkpoint that plays the games
@@ -80,7 +80,7 @@ class RunState:
     last_selfplay: dict = field(default_factory=dict)
 
     @classmethod
-    def from_json(cls, values: dict) -> RunState:
+    def from_json(cls, values: dict) -> GenerationState:
         nets = {k: NetState(**v) for k, v in values.pop("nets", {}).items()}
         return cls(**values, nets=nets)
 
@@ -107,25 +107,25 @@ class RLRun:
         prefix = "" if lineage == MAIN else f"{lineage}-"
         return self.path / "models" / f"{prefix}gen-{generation:04d}.keras"
 
-    def read_state(self) -> RunState:
+    def read_state(self) -> GenerationState:
         values = read_json(self.state_path)
         if values is None:
             raise ConfigError(f"{self.path}: no rl run to resume (no state.json)")
-        return RunState.from_json(values)
+        return GenerationState.from_json(values)
 
-    def write_state(self, state: RunState) -> None:
+    def write_state(self, state: GenerationState) -> None:
         atomic_json(self.state_path, asdict(state), sort_keys=True)
 
     def exists(self) -> bool:
         return self.state_path.exists()
 
     # --- start --------------------------------------------------------------
-    def create(self) -> RunState:
+    def create(self) -> GenerationState:
         """Generation 0: the initial network(s) on disk, then the first commit."""
         config = self.config
         self.path.mkdir(parents=True, exist_ok=True)
         save_config(config, self.path / "config.json")
-        state = RunState(window=config.window.initial)
+        state = GenerationState(window=config.window.initial)
         main = Learner.fresh(MAIN, config, config.model, config.init)
         self._save_learner(main, 0)
         name = main.model.name if config.init else config.model  # a checkpoint names itself
@@ -150,7 +150,7 @@ class RLRun:
         return learner.save(self.model_path(learner.name, generation))
 
     # --- the loop -------------------------------------------------------------
-    def run(self, *, resume: bool = False, generations: int | None = None) -> RunState:
+    def run(self, *, resume: bool = False, generations: int | None = None) -> GenerationState:
         """Create or resume the run and work until its last generation is done."""
         if resume:
             state = self.read_state()
@@ -169,7 +169,7 @@ class RLRun:
                 self._actors = None
         return state
 
-    def out_of_time(self, state: RunState) -> bool:
+    def out_of_time(self, state: GenerationState) -> bool:
         """The time budget is checked between generations, so the run ends on a saved network.
 
         The clock is the run's own (self-play, training and evaluation time kept
@@ -183,7 +183,7 @@ class RLRun:
                  f"{state.generation}")
         return True
 
-    def generation(self, state: RunState) -> None:
+    def generation(self, state: GenerationState) -> None:
         g = state.generation
         if state.phase == "selfplay":
             self._selfplay(state, g)
@@ -192,7 +192,7 @@ class RLRun:
         if state.phase == "evaluate":
             self._evaluate(state, g)
 
-    def _learner(self, state: RunState, name: str) -> Learner:
+    def _learner(self, state: GenerationState, name: str) -> Learner:
         learner = self.learners.get(name)
         expected = self.path / state.nets[name].checkpoint
         if learner is None or learner.checkpoint != expected:
@@ -200,7 +200,7 @@ class RLRun:
             self.learners[name] = learner
         return learner
 
-    def _evaluator(self, state: RunState, checkpoint: str):
+    def _evaluator(self, state: GenerationState, checkpoint: str):
         """The network of ``checkpoint`` behind the search's Evaluator interface.
 
         A learner's in-memory model is used when it holds that checkpoint's
@@ -225,7 +225,7 @@ class RLRun:
         evaluator.clear_cache()
         return evaluator
 
-    def _selfplay(self, state: RunState, g: int) -> None:
+    def _selfplay(self, state: GenerationState, g: int) -> None:
         t0 = time.perf_counter()
         if not self.buffer.chunk_path(g).exists():
             player = Path(state.best).stem
@@ -257,13 +257,13 @@ class RLRun:
                  f"{stats['mean_length']:.1f}, {stats['games_per_hour']:.0f} games/h, "
                  f"{stats['evals_per_s']:.0f} evals/s")
 
-    def _trained_lineages(self, state: RunState) -> list[str]:
+    def _trained_lineages(self, state: GenerationState) -> list[str]:
         """Both networks train until the switch; afterwards only the large one."""
         if state.switched_at:
             return [LARGE]
         return [MAIN, LARGE] if LARGE in state.nets else [MAIN]
 
-    def _train(self, state: RunState, g: int) -> None:
+    def _train(self, state: GenerationState, g: int) -> None:
         t0 = time.perf_counter()
         results: dict[str, dict] = {}
         learners = [self._learner(state, name) for name in self._trained_lineages(state)]
@@ -287,7 +287,7 @@ class RLRun:
         state.phase = "evaluate"
         self.write_state(state)
 
-    def _evaluate(self, state: RunState, g: int) -> None:
+    def _evaluate(self, state: GenerationState, g: int) -> None:
         t0 = time.perf_counter()
         config = self.config
         active = state.active
@@ -323,13 +323,13 @@ class RLRun:
         state.phase = "selfplay"
         self.write_state(state)
 
-    def _gate_opponent(self, state: RunState) -> str:
+    def _gate_opponent(self, state: GenerationState) -> str:
         """The checkpoint a candidate must beat (``[gating] against``)."""
         if self.config.gating.against == "start":
             return self._rel(self.model_path(state.active, 0))
         return state.best
 
-    def _gate(self, state: RunState, candidate: str, opponent: str, g: int):
+    def _gate(self, state: GenerationState, candidate: str, opponent: str, g: int):
         from harness.nets import load_model
         from harness.search import NetworkEvaluator
 
@@ -346,7 +346,7 @@ class RLRun:
             sprt=gate_sprt(gating),
         )
 
-    def _monitor(self, state: RunState) -> dict:
+    def _monitor(self, state: GenerationState) -> dict:
         """The active network's held-out figures (``[monitor]``); off the run's clock."""
         from harness.rl.monitor import forward, held_out_positions, measure, signed_value
 
@@ -366,7 +366,7 @@ class RLRun:
         logits, value = forward(learner.model, held.x)
         return measure(held, logits, signed_value(value, learner.value_loss), start_logits)
 
-    def _stats_row(self, state: RunState, g: int, gate: dict, promoted: bool) -> dict:
+    def _stats_row(self, state: GenerationState, g: int, gate: dict, promoted: bool) -> dict:
         s = state.last_selfplay
         row = {
             "generation": g, **s, "games_total": state.games_total,

@@ -15,7 +15,7 @@ import numpy as np
 from harness.data.dataset import gather_history
 from harness.data.pipeline import symmetry_tables
 from harness.rl.buffer import Window
-from harness.rl.targets import mixed_value
+from harness.rl.game_rows import mixed_value
 
 BASE_COLUMNS = ("stones", "to_play", "policy", "target", "value", "root_value", "move_number")
 

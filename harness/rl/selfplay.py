@@ -19,8 +19,8 @@ from harness.files import atomic_json, read_json
 from harness.game.geometry import BLACK, WHITE
 from harness.rl.buffer import GameMeta, ReplayBuffer
 from harness.rl.config import RLConfig
-from harness.rl.targets import game_rows
-from harness.search.selfplay import GameRecord
+from harness.rl.game_rows import game_rows
+from harness.search.selfplay import SelfPlayGame
 from harness.train.sources import derive_seed
 
 
@@ -32,7 +32,7 @@ def progress_path(run_dir: Path, generation: int) -> Path:
     return run_dir / "stats" / f"gen-{generation:04d}.selfplay.json"
 
 
-def _write_sgf(record: GameRecord, path: Path, generation: int, player: str) -> None:
+def _write_sgf(record: SelfPlayGame, path: Path, generation: int, player: str) -> None:
     from harness.sgf import write_sgf
 
     notes = [f"self-play generation {generation}",
@@ -120,7 +120,7 @@ def play_generation(
     base_seconds, base_evals = float(progress["seconds"]), int(progress["evaluations"])
     t0 = time.perf_counter()
 
-    def commit(number: int, record: GameRecord, evaluations: int) -> None:
+    def commit(number: int, record: SelfPlayGame, evaluations: int) -> None:
         game = record.game
         _write_sgf(record, sgf_path(run_dir, generation, number), generation, player)
         meta = GameMeta(resign_enabled=record.resign_enabled, would_resign=record.would_resign,
@@ -143,7 +143,7 @@ def play_generation(
         search = unit_search(evaluator, config, unit)
         numbers = iter(range(unit.first, unit.first + unit.count))
 
-        def on_record(record: GameRecord, search=search, numbers=numbers,
+        def on_record(record: SelfPlayGame, search=search, numbers=numbers,
                       before=finished_evals) -> None:
             commit(next(numbers), record, before + search.evaluations)
 

@@ -28,7 +28,7 @@ from harness.search.moves import (
 
 
 @dataclass
-class GameRecord:
+class SelfPlayGame:
     """One finished self-play game and its training targets."""
 
     game: Game
@@ -59,11 +59,11 @@ def play_games(
     rules: str = "superko",
     max_moves: int | None = None,
     seed: int | None = None,
-    on_record: Callable[[GameRecord], None] | None = None,
-    on_move: Callable[[int, GameRecord], None] | None = None,
+    on_record: Callable[[SelfPlayGame], None] | None = None,
+    on_move: Callable[[int, SelfPlayGame], None] | None = None,
     stop_after: float | None = None,
     opening: Callable[[np.random.Generator], Sequence[int]] | None = None,
-) -> list[GameRecord]:
+) -> list[SelfPlayGame]:
     """Play ``count`` self-play games, ``search.games`` at a time.
 
     ``max_moves`` (default twice the number of points) stops runaway games;
@@ -78,15 +78,15 @@ def play_games(
     size = search.size
     limit = max_moves if max_moves is not None else 2 * size * size
     rng = np.random.default_rng(seed)
-    records: list[GameRecord] = []
-    slot_records: dict[int, GameRecord] = {}
+    records: list[SelfPlayGame] = []
+    slot_records: dict[int, SelfPlayGame] = {}
     started = 0
 
     def begin(slot: int) -> None:
         nonlocal started
         started += 1
         game = Game(size, komi, rules)
-        record = GameRecord(game, GameResult(0, "unknown"),
+        record = SelfPlayGame(game, GameResult(0, "unknown"),
                             resign_enabled=resign_enabled(rng, config))
         for move in opening(rng) if opening is not None else ():
             game.play(move)
@@ -97,7 +97,7 @@ def play_games(
         search.reset(slot)
         search.start(slot, game)
 
-    def end(slot: int, record: GameRecord) -> None:
+    def end(slot: int, record: SelfPlayGame) -> None:
         record.result = record.game.result()
         records.append(record)
         del slot_records[slot]

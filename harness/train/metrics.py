@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.train.targets import from_head
+from harness.train.value_targets import from_head
 
 METRIC_NAMES = (
     "loss", "policy_loss", "value_loss", "policy_top1", "policy_top5", "value_mse",

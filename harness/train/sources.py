@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from harness.train.targets import to_head
+from harness.train.value_targets import to_head
 
 Batch = tuple[np.ndarray, dict[str, np.ndarray], Any]
 

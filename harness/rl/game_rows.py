@@ -23,8 +23,8 @@ import numpy as np
 
 from harness.data.rows import ownership_for_side_to_move
 from harness.game.geometry import BLACK
-from harness.search.selfplay import GameRecord
-from harness.train.targets import signed_outcome
+from harness.search.selfplay import SelfPlayGame
+from harness.train.value_targets import signed_outcome
 
 
 def policy_target(visits: np.ndarray) -> np.ndarray:
@@ -74,7 +74,7 @@ class GameRows:
         return len(self.move)
 
 
-def game_rows(record: GameRecord) -> GameRows:
+def game_rows(record: SelfPlayGame) -> GameRows:
     """The per-position rows of a finished self-play game."""
     game = record.game
     n = len(game.moves)
