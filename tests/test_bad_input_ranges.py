@@ -199,3 +199,36 @@ def test_parse_result_reads_a_non_finite_margin_as_unreadable():
 
     assert parse_result("W+nan") == GameResult(2, "score", None)
     assert parse_result("W+-inf") == GameResult(2, "score", None)
+
+
+# --- bullet 6: reject reasons that span several lines ---------------------------------------
+
+BREAKS = ["\n", "\r", "\r\n", "\x0b", "\x0c", "\x1c", "\x85"]
+
+
+def test_a_line_break_in_a_quoted_value_is_escaped_in_the_reason():
+    (handicap,) = parse_sgf_bytes(b"(;GM[1]SZ[19]HA[999\nx];B[pd])")
+    assert handicap.reject == "bad handicap HA[999\\nx]"
+    (game,) = parse_sgf_bytes(b"(;GM[2\r\n3];B[pd])")
+    assert game.reject == "not a Go record (GM[2\\r\\n3])"
+    (komi,) = parse_sgf_bytes(b"(;GM[1]KM[nan\n];B[pd])")
+    assert komi.reject == "bad komi 'nan\\n'"
+
+
+@pytest.mark.parametrize("template", ["HA[999{}x]", "HA[-1{}]", "HA[{}1e999]", "GM[2{}3]",
+                                      "GM[{}]", "KM[inf{}]", "SZ[1{}9]", "SZ[9:1{}3]",
+                                      "AB[a{}a]", "AB[aa:b{}b]"])
+def test_every_reject_reason_is_one_line_whatever_break_the_value_holds(template):
+    reasons = []
+    for brk in BREAKS:
+        data = ("(;" + template.format(brk) + ";B[pd])").encode("latin-1")
+        reasons += [convert_record(r, ConvertSettings()).reason for r in parse_sgf_bytes(data)]
+    assert any(reasons)  # the template does make rejects
+    assert all(len(reason.splitlines()) <= 1 for reason in reasons), reasons
+
+
+def test_convert_puts_any_reader_s_reason_on_one_line():
+    from harness.sgf.record import GameRecord
+
+    outcome = convert_record(GameRecord("s", 0, reject="bad\nthing\u2028here"), ConvertSettings())
+    assert outcome.reason == "bad\\nthing\\u2028here"

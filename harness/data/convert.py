@@ -93,11 +93,18 @@ _INFO_TEXTS = ("source", "black", "white", "black_rank", "white_rank", "date", "
 
 
 def _storable_outcome(outcome: Outcome) -> Outcome:
+    """Texts HDF5 can hold; the reason on one line too, whatever reader made it.
+
+    Readers escape the values they quote (issue 41: ``HA[...]`` with a line
+    break made a reason of two lines); this is the net under all of them.
+    """
+    from harness.sgf.record import one_line
+
     info = outcome.info
     if info is not None:
         info = replace(info, **{k: storable(getattr(info, k)) for k in _INFO_TEXTS})
-    return replace(outcome, source=storable(outcome.source), reason=storable(outcome.reason),
-                   info=info)
+    return replace(outcome, source=storable(outcome.source),
+                   reason=storable(one_line(outcome.reason)), info=info)
 
 
 def _max_game_moves() -> int:

@@ -247,7 +247,23 @@ def read_handicap(text: str, size: int) -> tuple[int, float | None]:
 
 
 def _clip(text: str, limit: int = 20) -> str:
-    return text[:limit] + ("..." if len(text) > limit else "")
+    """A property value shown in a reject reason: cut to ``limit`` and on one line."""
+    return one_line(text[:limit]) + ("..." if len(text) > limit else "")
+
+
+# Every character ``str.splitlines`` breaks at, and the other C0 controls.
+_ESCAPES = {c: f"\\x{c:02x}" for c in (*range(32), 0x7F, 0x85)}
+_ESCAPES.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t",
+                 0x2028: "\\u2028", 0x2029: "\\u2029"})
+
+
+def one_line(text: str) -> str:
+    """``text`` with line breaks and control characters escaped (``\\n``, ``\\x0b``).
+
+    A reject reason is one line of the report and the rejects CSV; a value
+    quoted into it from a file (``HA[12\\n3]``) must not break it.
+    """
+    return text if text.isprintable() else text.translate(_ESCAPES)
 
 
 # --- nodes -> record -------------------------------------------------------------
@@ -304,7 +320,7 @@ def _root(tokens: list[Token]) -> tuple[int, str | None]:
         elif ident == b"GM":
             game = first_value(group).strip()
             if game and game != b"1":
-                raise RecordError(f"not a Go record (GM[{game.decode('latin-1')}])")
+                raise RecordError(f"not a Go record (GM[{_clip(game.decode('latin-1'))}])")
     return size, charset
 
 
@@ -402,7 +418,7 @@ def _read_komi_and_handicap(record: GameRecord, info: dict[bytes, bytes]) -> Non
         if ha_komi is not None and komi == 0:
             komi = ha_komi
     if not (math.isfinite(komi) and abs(komi) <= record.size * record.size):
-        raise RecordError(f"bad komi {_clip(komi_text)!r}")
+        raise RecordError(f"bad komi '{_clip(komi_text)}'")
     record.komi = komi
 
 
