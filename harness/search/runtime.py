@@ -22,12 +22,18 @@ changes the weights selects the runtime again (``NetworkEvaluator.clear_cache``
 does), which costs about a second per export on 9x9 here.
 ``HARNESS_INFERENCE`` (set by ``--inference``) forces a runtime in this
 process and its workers.
+
+OpenVINO sends telemetry by default (``import openvino`` writes
+``~/intel/openvino_ga_cid`` and ``~/intel/stats`` and starts a process to
+post them); :func:`import_openvino`, the one place the harness imports it,
+turns that off first (see there).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -156,13 +162,32 @@ def onnx_forward(path: str | os.PathLike, value_head: str = "value", threads: in
     return forward
 
 
+def import_openvino():
+    """``openvino``, imported with its telemetry off: nothing written under ``~``, nothing sent.
+
+    The installed ``openvino_telemetry`` reads no opt-out variable: its
+    documented opt-out (``opt_in_out --opt_out``) itself writes
+    ``~/intel/openvino_telemetry`` and posts an opt-out event, and its only
+    other off switch is guessing a CI job from ``CI``/``TF_BUILD``/
+    ``JENKINS_URL``, which would mislead other tools. OpenVINO's own model
+    conversion package falls back to its bundled no-op ``telemetry_stub``
+    when ``openvino_telemetry`` cannot be imported; a ``None`` entry in
+    ``sys.modules`` makes that import fail, in this process only, and every
+    process that runs OpenVINO comes through here (a test keeps it so).
+    """
+    if "openvino" not in sys.modules:
+        sys.modules["openvino_telemetry"] = None  # import -> ImportError -> the stub
+    import openvino
+
+    return openvino
+
+
 def openvino_forward(path: str | os.PathLike, value_head: str = "value",
                      threads: int = 0) -> Forward:
     """OpenVINO on the CPU in float32 (its default on bfloat16-capable CPUs is
     bfloat16, which would not pass the check against Keras); ``threads`` per
     inference (0: its default). Each calling thread gets its own request."""
-    import openvino as ov
-
+    ov = import_openvino()
     core = ov.Core()
     settings = {"INFERENCE_PRECISION_HINT": "f32", "PERFORMANCE_HINT": "LATENCY"}
     if threads:

@@ -1,0 +1,85 @@
+"""OpenVINO phones home by default; the harness runs it with telemetry off (issue 41, bullet 7).
+
+Each test failed before the fix: a run wrote ``~/intel/openvino_ga_cid`` and
+``~/intel/stats`` and started a process to send them.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("openvino")
+pytest.importorskip("onnx")
+
+REPO = Path(__file__).resolve().parents[1]
+
+# A run of the OpenVINO runtime on a two-node ONNX graph, counting the
+# processes started (OpenVINO's telemetry posts from a multiprocessing.Process).
+PROBE = """
+import multiprocessing, sys
+import numpy as np
+from onnx import TensorProto, helper, save
+
+started = []
+real_start = multiprocessing.Process.start
+def start(self):
+    started.append(self)
+    return real_start(self)
+multiprocessing.Process.start = start
+
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])
+policy = helper.make_tensor_value_info("policy", TensorProto.FLOAT, [None, 4])
+value = helper.make_tensor_value_info("value", TensorProto.FLOAT, [None, 1])
+axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
+graph = helper.make_graph(
+    [helper.make_node("Identity", ["x"], ["policy"]),
+     helper.make_node("ReduceSum", ["x", "axes"], ["value"], keepdims=1)],
+    "tiny", [x], [policy, value], initializer=[axes])
+save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+
+from harness.search.runtime import openvino_forward
+_, values = openvino_forward(sys.argv[1])(np.ones((2, 4), np.float32))
+print(values.tolist(), len(started))
+"""
+
+
+def test_running_openvino_writes_nothing_under_home_and_starts_no_process(tmp_path):
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {**os.environ, "HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for name in ("CI", "TF_BUILD", "JENKINS_URL"):  # what the telemetry takes for a CI job
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, "-c", PROBE, str(tmp_path / "tiny.onnx")], env=env,
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["[4.0,", "4.0]", "0"]  # it ran, and no process was started
+    assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == []
+
+
+def _imports_openvino(node: ast.AST) -> bool:
+    names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+             else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+    return any(n == "openvino" or n.startswith("openvino.") for n in names)
+
+
+def _openvino_imports(path: Path) -> set[str]:
+    """``file:function`` of every import of openvino (or a submodule) in ``path``."""
+    tree = ast.parse(path.read_text())
+    where = {id(n): "<module>" for n in ast.walk(tree) if _imports_openvino(n)}
+    for function in ast.walk(tree):
+        if isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            for n in ast.walk(function):
+                if id(n) in where and where[id(n)] == "<module>":
+                    where[id(n)] = function.name  # the outermost function holding it
+    return {f"{path.relative_to(REPO).as_posix()}:{name}" for name in where.values()}
+
+
+def test_openvino_is_imported_only_where_its_telemetry_is_turned_off():
+    imports = {i for path in (REPO / "harness").rglob("*.py") for i in _openvino_imports(path)}
+    assert imports == {"harness/search/runtime.py:import_openvino"}
