@@ -79,7 +79,8 @@ def gtp_to_point(vertex: str, size: int) -> int:
     text = vertex.strip().upper()
     if text == "PASS":
         return size * size
-    if len(text) < 2 or text[0] not in COLUMNS[:size] or not text[1:].isdigit():
+    ascii_row = text[1:].isascii() and text[1:].isdigit()  # int() would also read "D٣"
+    if len(text) < 2 or text[0] not in COLUMNS[:size] or not ascii_row:
         raise ValueError(f"invalid vertex {vertex!r}")
     col = COLUMNS.index(text[0])
     row = size - int(text[1:])

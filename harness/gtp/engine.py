@@ -130,7 +130,7 @@ class GTPEngine:
             return None
         words = text.split()
         ident = ""
-        if words[0].isdigit():
+        if ascii_digits(words[0]):
             ident = words.pop(0)
         if not words:
             return f"?{ident} empty command\n\n"
@@ -404,10 +404,21 @@ def _arity(args: list[str], n: int) -> None:
         raise GTPFailure(f"syntax error: expected {n} argument{'s' if n > 1 else ''}")
 
 
+def ascii_digits(text: str) -> bool:
+    """Whether ``text`` is a GTP id or unsigned integer: ASCII digits only.
+
+    ``str.isdigit`` and ``int`` also take other scripts' digits (``٣``, ``²``),
+    which GTP does not: ``٣ name`` was answered ``=٣ harness``.
+    """
+    return text.isascii() and text.isdigit()
+
+
 def _int(text: str, what: str) -> int:
+    if not ascii_digits(text.removeprefix("-")):  # int() takes "٣", " 3", "+3" and "1_0"
+        raise GTPFailure(f"syntax error: {what} not an integer")
     try:
         return int(text)
-    except ValueError:
+    except ValueError:  # over 4,300 digits
         raise GTPFailure(f"syntax error: {what} not an integer") from None
 
 
