@@ -31,3 +31,9 @@ def sabaki_parse(line: str) -> tuple[list[dict], list[float] | None]:
             i += 2
         variations.append(entry)
     return variations, ownership
+
+
+def sabaki_winrate(text: str) -> float:
+    """A winrate in percent as Sabaki reads it (``enginesyncer.parseAnalysis``): a
+    value with a decimal point is KataGo's 0..1, one without is Leela Zero's 0..10000."""
+    return float(text) * 100 if "." in text else float(text) / 100

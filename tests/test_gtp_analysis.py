@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 import pytest
-from sabaki_lines import LZ_KEYS, VERTEX, sabaki_parse
+from sabaki_lines import LZ_KEYS, VERTEX, sabaki_parse, sabaki_winrate
 
 from harness.game.geometry import BLACK, WHITE, gtp_to_point
 from harness.gtp.analysis import (
@@ -69,13 +69,30 @@ def test_kata_analyze_line_has_floats_score_lead_and_ownership_from_a19_to_t1():
     assert line.startswith(
         "info move C3 visits 120 winrate 0.61234 scoreMean 2.5 scoreLead 2.5 prior 0.4 "
         "lcb 0.525166 order 0 pv C3 B2 pass info move D4 visits 30 winrate 0.5 "
-        "scoreMean -0.75 scoreLead -0.75 prior 0.2 lcb 0.321077 order 1 pv D4 ownership -1 "
+        "scoreMean -0.75 scoreLead -0.75 prior 0.2 lcb 0.321077 order 1 pv D4 ownership -1.0 "
     )
     variations, ownership = sabaki_parse(line)
     assert len(ownership) == 25
     assert ownership[0] == -1.0 and ownership[-1] == 1.0  # first A5 (top-left), last E1
     assert [v["move"] for v in variations] == ["C3", "D4"]
     assert kata_line(snapshot_5x5(), ownership=False).endswith("order 1 pv D4")
+
+
+def test_kata_analyze_values_always_carry_a_decimal_point():
+    """Issue 41: a certain win printed ``winrate 1``, which Sabaki reads as 0.01%."""
+    certain = MoveInfo(gtp_to_point("C3", 5), 50, 1.0, 1.0, 1.0, 0, (gtp_to_point("C3", 5),),
+                       score_lead=3.0)
+    tiny = MoveInfo(gtp_to_point("D4", 5), 0, 0.0, 1e-7, 0.0, 1, (gtp_to_point("D4", 5),),
+                    score_lead=-0.0)
+    line = kata_line(Snapshot(5, (certain, tiny), np.array([1.0, -1.0, 0.0] + [0.5] * 22)),
+                     ownership=True)
+    assert line == (
+        "info move C3 visits 50 winrate 1.0 scoreMean 3.0 scoreLead 3.0 prior 1.0 lcb 1.0 "
+        "order 0 pv C3 info move D4 visits 0 winrate 0.0 scoreMean 0.0 scoreLead 0.0 "
+        "prior 0.0 lcb 0.0 order 1 pv D4 ownership 1.0 -1.0 0.0" + " 0.5" * 22
+    )
+    variations, _ = sabaki_parse(line)
+    assert sabaki_winrate(variations[0]["winrate"]) == 100.0
 
 
 def test_lcb_is_zero_below_two_visits_and_below_the_winrate_above():

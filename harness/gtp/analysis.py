@@ -196,7 +196,15 @@ def lz_line(snapshot: Snapshot) -> str:
 
 
 def _float(x: float) -> str:
-    return f"{x:.6g}"
+    """``x`` with up to six decimals and always a decimal point: ``1.0``, never ``1``.
+
+    Sabaki tells the two formats apart by the point: a winrate without one is
+    read as Leela Zero's integer 0..10000, so ``winrate 1`` showed 0.01%, not
+    100% (issue 41). No exponent either (``.6g`` wrote ``1e-07``).
+    """
+    text = f"{x:.6f}".rstrip("0")
+    text = text + "0" if text.endswith(".") else text
+    return "0.0" if text == "-0.0" else text
 
 
 def kata_line(snapshot: Snapshot, *, ownership: bool) -> str:
