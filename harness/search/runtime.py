@@ -23,10 +23,11 @@ does), which costs about a second per export on 9x9 here.
 ``HARNESS_INFERENCE`` (set by ``--inference``) forces a runtime in this
 process and its workers.
 
-OpenVINO sends telemetry by default (``import openvino`` writes
-``~/intel/openvino_ga_cid`` and ``~/intel/stats`` and starts a process to
-post them); :func:`import_openvino`, the one place the harness imports it,
-turns that off first (see there).
+OpenVINO and ONNX Runtime send telemetry by default (``import openvino``
+writes ``~/intel/openvino_ga_cid`` and ``~/intel/stats`` and starts a process
+to post them; an ONNX Runtime session writes a device id under
+``~/.cache/Microsoft``); :func:`import_openvino` and :func:`import_onnxruntime`,
+the one place the harness imports each, turn that off first.
 """
 
 from __future__ import annotations
@@ -142,10 +143,31 @@ def keras_forward(model, value_head: str = "value", mode: str = "function") -> F
     return forward
 
 
+ORT_TELEMETRY_OPT_OUT = "ORT_DISABLE_TELEMETRY"
+
+
+def import_onnxruntime():
+    """``onnxruntime``, imported with its telemetry off.
+
+    Since 1.29 ONNX Runtime's Linux builds report usage to Microsoft (1DS):
+    the first session writes ``~/.cache/Microsoft/DeveloperTools/.onnxruntime/``
+    (a device id and an event store) and uploads from there. The variable
+    ``ORT_DISABLE_TELEMETRY`` (read when its environment is created) turns that
+    off: nothing is written or sent. Set here, before the first import, and
+    inherited by every process this one starts; a user who wants to report
+    sets it to 0 first. Every use of ONNX Runtime comes through here (a test
+    keeps it so).
+    """
+    os.environ.setdefault(ORT_TELEMETRY_OPT_OUT, "1")
+    import onnxruntime
+
+    return onnxruntime
+
+
 def onnx_forward(path: str | os.PathLike, value_head: str = "value", threads: int = 0) -> Forward:
     """ONNX Runtime on the CPU, all graph optimisations on; ``threads`` per
     run (0: one per core). A session may run from several threads at once."""
-    import onnxruntime as ort
+    ort = import_onnxruntime()
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
