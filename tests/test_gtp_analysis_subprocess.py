@@ -121,3 +121,38 @@ if __name__ == "__main__":
     (out / "lz-analyze.txt").write_text(lz_text)
     (out / "kata-analyze.txt").write_text(kata_text)
     print(out / "lz-analyze.txt", out / "kata-analyze.txt")
+
+
+@pytest.mark.parametrize("inference", [
+    "auto",  # the default: every runtime is exported, checked and timed
+    pytest.param("keras", marks=pytest.mark.slow),
+    pytest.param("onnx", marks=pytest.mark.slow),
+    pytest.param("openvino", marks=pytest.mark.slow),
+])
+def test_harness_gtp_exits_after_quit_while_a_gui_keeps_its_stdin_open(tmp_path, inference):
+    """A GUI sends ``quit`` and waits for the engine to exit, its end of the
+    pipe still open (issue 41: with OpenVINO's telemetry child the engine never
+    exited)."""
+    import time
+
+    model = headed_model(tmp_path / "net.keras")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "harness", "gtp", "--model", str(model), "--playouts", "8",
+         "--inference", inference],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    try:
+        proc.stdin.write(b"boardsize 9\ngenmove b\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().startswith(b"=")  # boardsize
+        proc.stdout.readline()
+        assert proc.stdout.readline().startswith(b"= ")  # a move: the network ran
+        proc.stdout.readline()
+        asked = time.monotonic()
+        proc.stdin.write(b"quit\n")
+        proc.stdin.flush()  # and stdin stays open, as in a GUI
+        assert proc.wait(timeout=60) == 0
+        print(f"{inference}: exited {time.monotonic() - asked:.2f} s after quit")
+        assert proc.stdout.read() == b"= \n\n"
+    finally:
+        proc.kill()
+        proc.wait()
