@@ -88,6 +88,29 @@ def read_json(path: str | Path, default: Any = None) -> Any:
         return default
 
 
+def read_regular_file(path: str | Path, limit: int) -> bytes:
+    """The bytes of ``path`` if it is a regular file of at most ``limit`` bytes.
+
+    A path a user names (GTP ``loadsgf``) can be a FIFO or ``/dev/stdin``,
+    whose read blocks until a writer comes, or ``/dev/zero``, which never
+    ends: the file is opened without blocking and checked before any read.
+    Raises ``OSError`` (a missing file) or ``ValueError`` (one line) otherwise.
+    """
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError(f"{path}: not a regular file")
+        if info.st_size > limit:
+            raise ValueError(f"{path}: {info.st_size:,} bytes, more than {limit:,}")
+        data = f.read(limit + 1)
+    if len(data) > limit:  # it grew while being read
+        raise ValueError(f"{path}: more than {limit:,} bytes")
+    return data
+
+
 def csv_text(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")

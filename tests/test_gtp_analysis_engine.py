@@ -103,6 +103,27 @@ def test_loadsgf_refuses_a_size_the_network_cannot_play(tmp_path):
     assert e.handle(f"loadsgf {path}") == "? unacceptable size\n\n"
 
 
+def test_loadsgf_reads_only_regular_files_of_bounded_size(tmp_path, monkeypatch):
+    """A FIFO with no writer and /dev/zero would block or never end; each is
+    one refusal and the engine answers the next command."""
+    import os
+
+    fifo = tmp_path / "pipe.sgf"
+    os.mkfifo(fifo)
+    e = engine(9)
+    assert e.handle(f"loadsgf {fifo}") == f"? cannot load file: {fifo}: not a regular file\n\n"
+    assert e.handle("loadsgf /dev/zero") == "? cannot load file: /dev/zero: not a regular file\n\n"
+    assert e.handle("name") == "= harness\n\n"
+    big = tmp_path / "big.sgf"
+    big.write_text(SGF + " " * 100)
+    from harness.sgf import sources
+
+    monkeypatch.setattr(sources, "DEFAULT_MAX_GAME_BYTES", len(SGF) + 50)
+    assert e.handle(f"loadsgf {big}").startswith("? cannot load file: ")
+    assert "more than" in e.handle(f"loadsgf {big}")
+    assert e.handle(f"loadsgf {tmp_path / 'missing.sgf'}") == "? cannot load file\n\n"
+
+
 @pytest.mark.parametrize(
     "command",
     ["komi nan", "komi inf", "komi -inf", "time_settings -1 0 0", "time_settings 0 -5 1",

@@ -24,10 +24,10 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 from typing import TextIO
 
 from harness import __version__
+from harness.files import read_regular_file
 from harness.game import board as K
 from harness.game.geometry import BLACK, COLUMNS, EMPTY, MAX_SIZE, MIN_SIZE, WHITE, point_to_gtp
 from harness.game.geometry import gtp_to_point as _gtp_to_point
@@ -227,13 +227,16 @@ class GTPEngine:
         from harness.sgf.record import parse_sgf_bytes
         from harness.sgf.replay import ReplayError
         from harness.sgf.replay import replay as replay_record
+        from harness.sgf.sources import DEFAULT_MAX_GAME_BYTES
 
         _arity(args, 1)
         upto = _int(args[1], "move number") if len(args) > 1 else None
         try:
-            data = Path(args[0]).read_bytes()
+            data = read_regular_file(args[0], DEFAULT_MAX_GAME_BYTES)
         except OSError:
             raise GTPFailure("cannot load file") from None
+        except ValueError as exc:
+            raise GTPFailure(f"cannot load file: {exc}") from None
         record = parse_sgf_bytes(data, args[0])[0]
         if record.reject is not None:
             raise GTPFailure(f"cannot load file: {record.reject}")
