@@ -205,3 +205,25 @@ def test_charset_names():
     assert normalise_charset("UTF-8") == "utf-8"
     assert normalise_charset("no-such-charset") is None
     assert normalise_charset(None) is None
+
+
+def test_setup_points_are_each_kept_once_where_their_last_edit_put_them():
+    # 9x9: aa=0, ba=1, ab=9, bb=10. AB of a rectangle, then a repeat, then edits.
+    record = parse_sgf_bytes(b"(;GM[1]SZ[9]AB[aa:bb][aa];AB[aa:bb]AW[ba];AE[aa];B[ee])", "t")[0]
+    assert record.reject is None
+    assert record.setup_black == [9, 10]  # aa was emptied, ba became White
+    assert record.setup_white == [1]
+    assert record.setup_empty == [0]
+    # Mid-game: one event, its points in the order of their edits.
+    later = parse_sgf_bytes(b"(;GM[1]SZ[9];B[ee];AB[aa:ba][aa];AE[cc])", "t")[0]
+    (event,) = later.setup_events
+    assert (event.before_move, event.black, event.empty) == (1, [1, 0], [20])
+
+
+def test_a_whole_board_setup_repeated_is_expanded_once_and_stays_unshared():
+    from harness.sgf.record import read_points
+
+    first = read_points(b"[aa:ss]", 19, "AB")
+    assert len(first) == 361 and read_points(b"[aa:ss]", 19, "AB") is first
+    with pytest.raises(ValueError):
+        first[0] = 5  # the expansion is shared: nobody may change it

@@ -39,6 +39,7 @@ Conventions (also what the writer produces):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -172,10 +173,17 @@ def read_size(text: str) -> int:
 
 def read_point(value: bytes, size: int, what: str) -> int:
     """A move or setup point; ``size*size`` for a pass (empty, or ``tt`` up to 19x19)."""
+    try:
+        return _point(value, size)
+    except RecordError as exc:
+        raise RecordError(f"{what}: {exc}") from None
+
+
+def _point(value: bytes, size: int) -> int:
     point = _COORDINATES[size].get(value.strip())
     if point is None:
         shown = value.decode("latin-1")
-        raise RecordError(f"{what}: bad point {shown!r} on a {size}x{size} board")
+        raise RecordError(f"bad point {shown!r} on a {size}x{size} board")
     return point
 
 
@@ -191,25 +199,42 @@ def _coordinates(size: int) -> dict[bytes, int]:
 _COORDINATES = {size: _coordinates(size) for size in range(MIN_SIZE, MAX_SIZE + 1)}
 
 
-def read_points(group: bytes, size: int, what: str) -> list[int]:
-    """Points of a setup property, expanding FF[4] rectangles ``aa:cc``."""
+def read_points(group: bytes, size: int, what: str) -> np.ndarray:
+    """Points of a setup property, expanding FF[4] rectangles ``aa:cc``, each
+    once, where it last occurs (the order of the edits).
+
+    Whole-board setup repeated node after node is one expansion: the points
+    of a property value are kept by its bytes (a record that repeats
+    ``AB[aa:ss]`` costs a lookup per node, not 361 points of Python).
+    """
+    try:
+        return _setup_points(group, size)
+    except RecordError as exc:
+        raise RecordError(f"{what}: {exc}") from None
+
+
+@functools.lru_cache(maxsize=1024)
+def _setup_points(group: bytes, size: int) -> np.ndarray:
     points = []
     for raw in values(group):
         raw = raw.strip()
         if b":" in raw:
             a, b = raw.split(b":", 1)
-            p, q = read_point(a, size, what), read_point(b, size, what)
+            p, q = _point(a, size), _point(b, size)
             if p == size * size or q == size * size:
-                raise RecordError(f"{what}: bad rectangle {raw.decode('latin-1')!r}")
+                raise RecordError(f"bad rectangle {raw.decode('latin-1')!r}")
             r0, r1 = sorted((p // size, q // size))
             c0, c1 = sorted((p % size, q % size))
-            points.extend(r * size + c for r in range(r0, r1 + 1) for c in range(c0, c1 + 1))
+            rows, cols = np.arange(r0, r1 + 1), np.arange(c0, c1 + 1)
+            points.extend((rows[:, None] * size + cols).ravel().tolist())
         else:
-            p = read_point(raw, size, what)
+            p = _point(raw, size)
             if p == size * size:
-                raise RecordError(f"{what}: a pass is not a setup point")
+                raise RecordError("a pass is not a setup point")
             points.append(p)
-    return points
+    unique = _last_of_each(np.asarray(points, np.intp))
+    unique.flags.writeable = False  # shared by every node with these bytes
+    return unique
 
 
 def abandoned_moves(size: int) -> int:
@@ -336,7 +361,12 @@ def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: by
     info: dict[bytes, bytes] = {}
     moves = record.moves
     append = moves.append
-    setup: dict[int, int] = {}  # point -> colour, in order, before the first move
+    # Setup before the first move, by point: its colour (-1: never set) and
+    # the number of its last edit, so the latest edit wins and lists keep
+    # the order of those edits (a whole-board AB is one array assignment).
+    setup_color = np.full(size * size, -1, np.int8)
+    setup_edit = np.zeros(size * size, np.int64)
+    edits = 0
     events = record.setup_events
     node = -1
     comment = None
@@ -365,13 +395,14 @@ def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: by
                 color = _SETUP[ident]
                 points = read_points(group, size, f"{ident.decode()} in node {node}")
                 if not moves:
-                    for q in points:
-                        setup.pop(q, None)  # re-insert: the latest edit wins, in order
-                        setup[q] = color
+                    where = points
+                    setup_color[where] = color
+                    setup_edit[where] = edits + np.arange(len(where))
+                    edits += len(where)
                 else:
                     if not events or events[-1].before_move != len(moves):
                         events.append(SetupEvent(len(moves)))
-                    _points_of(events[-1], color).extend(points)
+                    _points_of(events[-1], color).extend(points.tolist())
             elif ident == b"C":
                 comment = group
             elif ident in _INFO or (node == 0 and ident in _ROOT_INFO):
@@ -387,9 +418,11 @@ def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: by
         error = None
     if comment is not None:
         _comment(record, comment, node, charset, keep_comments)
-    initial = SetupEvent(0, record.setup_black, record.setup_white, record.setup_empty)
-    for q, color in setup.items():
-        _points_of(initial, color).append(q)
+    touched = np.flatnonzero(setup_color >= 0)
+    touched = touched[np.argsort(setup_edit[touched], kind="stable")]
+    for color, points in ((BLACK, record.setup_black), (WHITE, record.setup_white),
+                          (EMPTY, record.setup_empty)):
+        points.extend(touched[setup_color[touched] == color].tolist())
     for ident, attr in _TEXT_FIELDS.items():
         if ident in info:
             setattr(record, attr, _text(info[ident], charset).strip())
@@ -432,6 +465,14 @@ def _comment(record, group, node, charset, keep_comments) -> None:
         record.properties["C"] = _text(group, charset)
     elif keep_comments and record.moves:
         record.comments[len(record.moves) - 1] = _text(group, charset)
+
+
+def _last_of_each(points: np.ndarray) -> np.ndarray:
+    """``points`` without repeats, each where it last occurs (an edit's order)."""
+    if len(points) < 2:
+        return points
+    _, first_from_end = np.unique(points[::-1], return_index=True)
+    return points[np.sort(len(points) - 1 - first_from_end)]
 
 
 def _points_of(event: SetupEvent, color: int) -> list[int]:
