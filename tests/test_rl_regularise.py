@@ -207,6 +207,7 @@ def test_a_run_with_every_regulariser_warms_the_value_head_then_anchors_and_mixe
     first_row = read_json(tmp_path / "reg" / "stats" / "gen-0001.json")
     second_row = read_json(tmp_path / "reg" / "stats" / "gen-0002.json")
     assert first_row["heldout_kl_start"] == pytest.approx(0.0, abs=1e-6)
+    assert first_row["heldout_top1"] == first_row["heldout_top1_start"]  # generation 0's
     assert second_row["heldout_kl_start"] > 1e-4
     for row in (first_row, second_row):
         assert 0.0 <= row["heldout_top1"] <= 1.0 and 0.0 <= row["heldout_value_mse"] <= 4.0

@@ -214,8 +214,12 @@ def plot_held_out(run_dirs: list[Path], path: Path) -> Path | None:
               ("heldout_top1", "held-out top-1"), ("heldout_value_mse", "held-out value MSE"))
     for ax, (key, label) in zip(axes, panels, strict=False):
         for name, rows in runs.items():
-            ax.plot([r["generation"] for r in rows], [r[key] for r in rows], marker=".",
-                    label=name)
+            # Generation 0 where the run measured it (KL 0 by definition).
+            start = {"heldout_kl_start": 0.0, "heldout_top1": rows[0].get("heldout_top1_start"),
+                     "heldout_value_mse": rows[0].get("heldout_value_mse_start")}[key]
+            head = [(0, start)] if start is not None else []
+            points = head + [(r["generation"], r[key]) for r in rows]
+            ax.plot([g for g, _ in points], [v for _, v in points], marker=".", label=name)
         ax.set_xlabel("generation")
         ax.set_title(label, fontsize=10)
         ax.grid(alpha=0.3)

@@ -349,6 +349,7 @@ class RLRun:
     def _monitor(self, state: GenerationState) -> dict:
         """The active network's held-out figures (``[monitor]``); off the run's clock."""
         from harness.rl.monitor import forward, held_out_positions, measure, signed_value
+        from harness.train.evaluation import model_value_loss as value_loss_of
 
         monitor = self.config.monitor
         if not monitor.dataset:
@@ -359,12 +360,18 @@ class RLRun:
             held = held_out_positions(monitor.dataset, monitor.positions,
                                       encoder=self.config.encoder,
                                       board_size=self.config.board_size)
-            start_logits, _ = forward(load_model(self.model_path(MAIN, 0)), held.x)
-            self._held_out = (held, start_logits)
-        held, start_logits = self._held_out
+            start = load_model(self.model_path(MAIN, 0))
+            start_logits, start_value = forward(start, held.x)
+            figures = measure(held, start_logits, signed_value(start_value, value_loss_of(start)),
+                              start_logits)
+            start_row = {"heldout_top1_start": figures["heldout_top1"],
+                         "heldout_value_mse_start": figures["heldout_value_mse"]}
+            self._held_out = (held, start_logits, start_row)
+        held, start_logits, start_row = self._held_out
         learner = self._learner(state, state.active)
         logits, value = forward(learner.model, held.x)
-        return measure(held, logits, signed_value(value, learner.value_loss), start_logits)
+        return {**start_row,
+                **measure(held, logits, signed_value(value, learner.value_loss), start_logits)}
 
     def _stats_row(self, state: GenerationState, g: int, gate: dict, promoted: bool) -> dict:
         s = state.last_selfplay

@@ -228,6 +228,12 @@ def _rl_section(config: SuiteConfig) -> list[Block]:
             Block("p", "Not run in this study ([rl] enabled = false)."),
         ]
     blocks = [Block("h2", "Self-play")]
+    if (config.out / "rl" / "heldout.png").exists():
+        blocks.append(Block("p", "How far each warm start moved from its supervised network, "
+                                 "generation by generation, on fixed validation positions "
+                                 "([monitor]): the policy's KL divergence from generation 0, "
+                                 "top-1 on the moves played, value MSE on the games' results, "
+                                 "and the last generation's value calibration."))
     for image in sorted((config.out / "rl").glob("*.png")):
         blocks.append(Block("img", image=image))
     table = config.out / "rl" / "elo.csv"
