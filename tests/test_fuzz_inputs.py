@@ -8,6 +8,9 @@ Targets, each with the one promise it makes about bad input:
   of the whole-bytes reader (a differential check of the chunked splitter);
 - the ELF OpenGo JSON reader (``read_stream`` of a ``.json``): records, never
   an exception;
+- archives (zip and tar.gz of real games, their bytes mutated: corrupt
+  members, headers and streams): records or one-line rejects, never an
+  exception;
 - ingest's conversion (``convert_record`` of every record read): an outcome,
   kept or rejected, whose texts the HDF5 writer can store; never an exception;
 - ingest itself (batches of mutated files through ``harness ingest``, HDF5
@@ -59,7 +62,8 @@ DEV_SGF = dev_data_dir() / "dev-sgf"
 DEFAULT_SECONDS = 1.0  # per target in the default run
 LONG_INPUTS = {  # the long mode: 1,000,000 inputs in all
     "reader": 390_000,
-    "elf_json": 50_000,
+    "elf_json": 40_000,
+    "archive": 10_000,
     "ingest": 10_000,  # files, in batches of INGEST_BATCH
     "stream": 100_000,
     "convert": 200_000,
@@ -102,6 +106,19 @@ HOSTILE = [
     b";W[]",
     b"(;GM[1]",
     b"RE[B" + b" " * 3000 + b"x]",
+    # Shapes an independent fuzz found (issue 41): whole-board setup node after
+    # node, values past a column, non-finite numbers, line breaks in values,
+    # byte-order marks and text in another encoding than the one declared.
+    b";AB[aa:ss]AE[aa:ss]" * 50,
+    b"AB[aa:ss]" * 200,
+    b"HA[128]",
+    b"KM[1e309]",
+    b"RE[B+nan]",
+    b"HA[9\n9]",
+    b"GM[1\r\n2]",
+    b"\xef\xbb\xbf",
+    b"CA[UTF-8]PB[\xb0\xa1\xc0\xee]",
+    b"CA[GB2312]PW[\xc3\xa9\xe2\x82\xac]",
 ]
 RUNS = [b"x", b"9", b" ", b"[", b"\\", b"(", b";", b"a[", b"\xff", b"]"]
 
@@ -243,6 +260,47 @@ def check_stream(data: bytes) -> bool:
     return any(r.reject for r in whole)
 
 
+def archive_corpus(corpus: list[bytes]) -> list[bytes]:
+    """Zip and gzipped-tar archives of a few real games each: mutating their
+    bytes corrupts members, headers and compressed streams."""
+    import tarfile
+    import zipfile
+
+    out = []
+    games = [g for g in corpus if len(g) < 20_000][:6] or [b"(;GM[1]SZ[9];B[ee];W[cc])"]
+    for start in range(0, len(games), 3):
+        members = games[start:start + 3] or games[:3]
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for i, game in enumerate(members):
+                archive.writestr(f"g{i}.sgf", game)
+        out.append(buffer.getvalue())
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+            for i, game in enumerate(members):
+                info = tarfile.TarInfo(f"g{i}.sgf")
+                info.size = len(game)
+                archive.addfile(info, io.BytesIO(game))
+        out.append(buffer.getvalue())
+    return out
+
+
+def archive_check(tmp: Path) -> Callable[[bytes], bool]:
+    """An archive (zip or tar.gz by its first bytes) with mutated bytes: every
+    member is a record or a reject naming it; never an exception."""
+    from harness.sgf.sources import iter_records
+
+    def check(data: bytes) -> bool:
+        path = tmp / ("fuzz.zip" if data[:2] == b"PK" else "fuzz.tar.gz")
+        path.write_bytes(data)
+        records = list(iter_records([str(path)]))
+        for r in records:
+            assert r.reject is None or "\n" not in r.reject, r.reject
+        return any(r.reject for r in records)
+
+    return check
+
+
 def check_elf_json(data: bytes) -> bool:
     records = list(read_stream(io.BytesIO(data), "<fuzz>", "fuzz.json", ReadOptions()))
     assert records
@@ -336,6 +394,8 @@ GTP_COMMANDS = [
     b"time_settings 0 5 1", b"time_left b 10 1", b"kgs-time_settings byoyomi 10 5 3",
     b"fixed_handicap 4", b"set_free_handicap C3 G7", b"known_command play", b"list_commands",
     b"12 name", b"protocol_version", b"reg_genmove b", b"kgs-genmove_cleanup w", b"quit",
+    "\u0663 name".encode(), "boardsize \u0669".encode(), "play b C\u0663".encode(),
+    b"\xef\xbb\xbfname", b"kata-analyze 10",
 ]
 
 
@@ -403,6 +463,7 @@ def _targets(corpus: list[bytes], tmp: Path) -> dict[str, tuple[Callable, Iterat
         "stream": (check_stream, mutations(corpus, 2)),
         "convert": (check_convert, mutations(corpus, 3)),
         "elf_json": (check_elf_json, mutations(json_corpus(), 8)),
+        "archive": (archive_check(tmp), mutations(archive_corpus(corpus), 9)),
         "gtp_engine": (gtp_engine_check(), mutations(GTP_COMMANDS, 4)),
         "gtp_client": (check_gtp_client, mutations(GTP_RESPONSES, 5)),
         "config": (config_check(tmp), mutations(config_corpus(), 6)),
