@@ -196,6 +196,7 @@ class Learner:
     def anchor(self):
         """The frozen network of ``[train] anchor`` (loaded once)."""
         if self._anchor is None:
+            from harness.features import get_encoder
             from harness.nets import load_model
             from harness.train.checkpoints import check_compatible
 
@@ -203,8 +204,6 @@ class Learner:
             path = (self.config.run_dir / "models" / "gen-0000.keras" if name == "start"
                     else Path(name))
             model = load_model(path)
-            from harness.features import get_encoder
-
             check_compatible(model, self.config.board_size,
                              get_encoder(self.config.encoder).planes, self.config.encoder,
                              str(path))
