@@ -112,10 +112,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _exit_now(code: int) -> None:
-    """Leave the process without the interpreter's teardown (see PROMPT_EXIT)."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing left to say
-            stream.flush()
+    """Leave the process without the interpreter's teardown (see PROMPT_EXIT),
+    after what it said: stdout flushed, stderr's filter drained."""
+    from harness import console
+
+    with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing left to say
+        sys.stdout.flush()
+    console.restore_stderr()
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.flush()
     os._exit(code)
 
 

@@ -129,6 +129,15 @@ def quiet_native_noise() -> None:
     atexit.register(_filter.stop)
 
 
+def restore_stderr() -> None:
+    """End the filter of :func:`quiet_native_noise` now, every line it holds
+    written: for a process about to leave without running its exit handlers."""
+    global _filter
+    if _filter is not None:
+        _filter.stop()
+        _filter = None
+
+
 def quiet_python_noise() -> None:
     """Ignore :data:`PYTHON_NOISE` here and, through ``PYTHONWARNINGS``, in the
     worker processes this one starts."""
