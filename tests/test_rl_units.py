@@ -14,7 +14,7 @@ from harness.rl.curriculum import small_net_stalled
 from harness.rl.game_rows import game_rows, mixed_value, policy_target
 from harness.rl.gating import promote
 from harness.rl.window import next_window, replace_fraction
-from harness.search.selfplay import SelfPlayGame
+from harness.search.game_driver import SelfPlayGame
 
 # Black walls off column c, White column d; then both pass. Tromp-Taylor:
 # Black owns columns a-c (15 points), White d-e (10); komi 0.5: B+4.5.

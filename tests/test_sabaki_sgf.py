@@ -111,8 +111,8 @@ def test_datagen_self_play_games_read_the_same_in_sabaki(node, tmp_path):
 def test_rl_self_play_games_read_the_same_in_sabaki(node, tmp_path):
     from harness.rl.selfplay import _write_sgf  # the writer RL generations use
     from harness.search import BatchedSearch, MCTSConfig
+    from harness.search.game_driver import play_games
     from harness.search.oracle import OracleEvaluator
-    from harness.search.selfplay import play_games
 
     search = BatchedSearch(OracleEvaluator(9, value="area", komi=7.0),
                            MCTSConfig(playouts=8, leaves_per_game=4), games=2, seed=3)

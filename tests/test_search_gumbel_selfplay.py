@@ -15,7 +15,7 @@ from harness.players.spec import make_player
 from harness.rl.config import RLConfig
 from harness.rl.game_rows import game_rows
 from harness.search import BatchedSearch, EvaluatorConfig, MCTSConfig, NetworkEvaluator
-from harness.search.selfplay import play_games
+from harness.search.game_driver import play_games
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 

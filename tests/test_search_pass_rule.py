@@ -11,9 +11,9 @@ import pytest
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
 from harness.search import BatchedSearch, MCTSConfig
+from harness.search.game_driver import play_games
 from harness.search.leaves import PASS_FREE, restrict_moves, restrict_pass
 from harness.search.oracle import OracleEvaluator
-from harness.search.selfplay import play_games
 
 # Both sides have two one-point eyes and nothing else to play.
 SETTLED = """

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from harness.search import BatchedSearch, MCTSConfig
+from harness.search.game_driver import play_games
 from harness.search.oracle import OracleEvaluator
-from harness.search.selfplay import play_games
 
 
 def driver(size: int = 5, games: int = 3, **config) -> BatchedSearch:

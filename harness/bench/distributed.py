@@ -61,13 +61,13 @@ def _config(args: argparse.Namespace, backend: str, games: int):
 
 def _local(args: argparse.Namespace, model) -> tuple[float, float, int]:
     """(start-up seconds, timed seconds, moves) of the local backend."""
-    from harness.rl.selfplay import Unit, play_games, selfplay_units, unit_search
+    from harness.rl.selfplay import Unit, play_unit, selfplay_units, unit_search
     from harness.search import NetworkEvaluator
 
     config = _config(args, "local", args.games)
     t0 = time.perf_counter()
     evaluator = NetworkEvaluator(model, config.encoder, config.board_size, config.evaluator)
-    play_games(unit_search(evaluator, config, Unit(0, 1, 0)), 1, config, 0, lambda r: None)
+    play_unit(unit_search(evaluator, config, Unit(0, 1, 0)), 1, config, 0, lambda r: None)
     startup = time.perf_counter() - t0
     moves = 0
 
@@ -77,7 +77,7 @@ def _local(args: argparse.Namespace, model) -> tuple[float, float, int]:
 
     t0 = time.perf_counter()
     for unit in selfplay_units(config, 1, 0):
-        play_games(unit_search(evaluator, config, unit), unit.count, config, unit.seed, count)
+        play_unit(unit_search(evaluator, config, unit), unit.count, config, unit.seed, count)
     return startup, time.perf_counter() - t0, moves
 
 

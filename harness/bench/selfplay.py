@@ -118,7 +118,7 @@ class _Interleaved:
 def measure(args: argparse.Namespace) -> list[tuple]:
     from harness.features import get_encoder
     from harness.search import BatchedSearch, EvaluatorConfig, MCTSConfig, NetworkEvaluator
-    from harness.search.selfplay import play_games
+    from harness.search.game_driver import play_games
 
     size = args.board_size
     encoder = get_encoder(args.encoder)

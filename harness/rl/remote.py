@@ -66,12 +66,12 @@ class SelfPlayWorker:
 
     def play(self, net: dict, unit) -> tuple[list, int]:
         """(finished game records in the order they ended, network evaluations)."""
-        from harness.rl.selfplay import play_games, unit_search
+        from harness.rl.selfplay import play_unit, unit_search
 
         self._use(net)
         records: list = []
         search = unit_search(self.evaluator, self.config, unit)
-        play_games(search, unit.count, self.config, unit.seed, records.append)
+        play_unit(search, unit.count, self.config, unit.seed, records.append)
         return records, int(search.evaluations)
 
 

@@ -1,6 +1,6 @@
 """One generation's self-play: the search stage's game driver, committing every game.
 
-Games are played by :func:`harness.search.selfplay.play_games` (every search
+Games are played by :func:`harness.search.game_driver.play_games` (every search
 slot always busy); each finished game is written at once as an SGF and as
 its own buffer part, so a run killed mid-generation keeps every finished
 game and, when resumed, plays only the games still missing. Timing counters
@@ -20,7 +20,7 @@ from harness.game.geometry import BLACK, WHITE
 from harness.rl.buffer import GameMeta, ReplayBuffer
 from harness.rl.config import RLConfig
 from harness.rl.game_rows import game_rows
-from harness.search.selfplay import SelfPlayGame
+from harness.search.game_driver import SelfPlayGame
 from harness.train.sources import derive_seed
 
 
@@ -147,13 +147,14 @@ def play_generation(
                       before=finished_evals) -> None:
             commit(next(numbers), record, before + search.evaluations)
 
-        play_games(search, unit.count, config, unit.seed, on_record)
+        play_unit(search, unit.count, config, unit.seed, on_record)
         finished_evals += search.evaluations
     return progress
 
 
-def play_games(search, count: int, config: RLConfig, seed: int, commit) -> None:
-    from harness.search.selfplay import play_games as drive
+def play_unit(search, count: int, config: RLConfig, seed: int, commit) -> None:
+    """``count`` games of a unit with the run's settings, each handed to ``commit``."""
+    from harness.search.game_driver import play_games as drive
 
     selfplay = config.selfplay
     opening = None

@@ -23,7 +23,7 @@ Public API::
 (``harness.search.gumbel``): the result's ``best_move`` is the sequential-halving
 winner and ``target()`` the completed-Q improved policy.
 
-``harness.search.selfplay.play_games`` drives self-play with every slot busy;
+``harness.search.game_driver.play_games`` drives self-play with every slot busy;
 ``harness.search.oracle.OracleEvaluator`` stands in for a network in tests.
 """
 
