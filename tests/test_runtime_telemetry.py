@@ -21,19 +21,10 @@ pytest.importorskip("onnx")
 
 REPO = Path(__file__).resolve().parents[1]
 
-# A run of the OpenVINO runtime on a two-node ONNX graph, counting the
-# processes started (OpenVINO's telemetry posts from a multiprocessing.Process).
-PROBE = """
-import multiprocessing, sys
-import numpy as np
+# A two-node ONNX graph (policy: the input; value: its sum), saved to argv[1]
+# (IR version 8: the oldest both runtimes read).
+TINY_GRAPH = """
 from onnx import TensorProto, helper, save
-
-started = []
-real_start = multiprocessing.Process.start
-def start(self):
-    started.append(self)
-    return real_start(self)
-multiprocessing.Process.start = start
 
 x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])
 policy = helper.make_tensor_value_info("policy", TensorProto.FLOAT, [None, 4])
@@ -43,7 +34,25 @@ graph = helper.make_graph(
     [helper.make_node("Identity", ["x"], ["policy"]),
      helper.make_node("ReduceSum", ["x", "axes"], ["value"], keepdims=1)],
     "tiny", [x], [policy, value], initializer=[axes])
-save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+model.ir_version = 8
+save(model, sys.argv[1])
+"""
+
+# A run of the OpenVINO runtime on that graph, counting the
+# processes started (OpenVINO's telemetry posts from a multiprocessing.Process).
+PROBE = """
+import multiprocessing, sys
+import numpy as np
+
+started = []
+real_start = multiprocessing.Process.start
+def start(self):
+    started.append(self)
+    return real_start(self)
+multiprocessing.Process.start = start
+
+""" + TINY_GRAPH + """
 
 from harness.search.runtime import openvino_forward
 _, values = openvino_forward(sys.argv[1])(np.ones((2, 4), np.float32))
@@ -67,19 +76,8 @@ def test_running_openvino_writes_nothing_under_home_and_starts_no_process(tmp_pa
 ORT_PROBE = """
 import sys
 import numpy as np
-from onnx import TensorProto, helper, save
 
-x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 4])
-policy = helper.make_tensor_value_info("policy", TensorProto.FLOAT, [None, 4])
-value = helper.make_tensor_value_info("value", TensorProto.FLOAT, [None, 1])
-axes = helper.make_tensor("axes", TensorProto.INT64, [1], [1])
-graph = helper.make_graph(
-    [helper.make_node("Identity", ["x"], ["policy"]),
-     helper.make_node("ReduceSum", ["x", "axes"], ["value"], keepdims=1)],
-    "tiny", [x], [policy, value], initializer=[axes])
-model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-model.ir_version = 8
-save(model, sys.argv[1])
+""" + TINY_GRAPH + """
 
 from harness.search.runtime import onnx_forward
 _, values = onnx_forward(sys.argv[1])(np.ones((2, 4), np.float32))
