@@ -22,7 +22,7 @@ from harness.players.network import load_network
 from harness.rl.config import RLConfig
 from harness.search import BatchedSearch
 from harness.search.evaluator import NetworkEvaluator
-from harness.search.selfplay import play_games
+from harness.search.game_driver import play_games
 
 
 def main(run: Path, model_path: str, games: int) -> None:
