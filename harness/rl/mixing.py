@@ -72,23 +72,22 @@ class SupervisedMix:
 
 def concat_batches(first: Batch, second: Batch) -> Batch:
     """Rows of ``first`` then ``second``; a head one of them lacks gets zero
-    targets with zero weight there (the dataset has no ownership, say)."""
-    x = np.concatenate([first[0], second[0]])
+    targets with zero weight there (the dataset has no ownership, say).
+    Values are one number a row (the dataset's come as ``(n, 1)``)."""
+    batches = (first, second)
     targets, weights = {}, {}
     for head in dict.fromkeys([*first[1], *second[1]]):
+        shape = () if head == "value" else next(
+            np.shape(b[1][head])[1:] for b in batches if head in b[1])
         parts_t, parts_w = [], []
-        for batch in (first, second):
-            n = len(batch[0])
-            if head in batch[1]:
-                target = np.asarray(batch[1][head], np.float32)
-                parts_t.append(target.reshape(n, -1) if head != "value" else target.reshape(n))
-                parts_w.append(np.asarray(batch[2][head], np.float32).reshape(n))
+        for x, batch_targets, batch_weights in batches:
+            n = len(x)
+            if head in batch_targets:
+                parts_t.append(np.reshape(batch_targets[head], (n, *shape)))
+                parts_w.append(np.reshape(batch_weights[head], n))
             else:
-                other = first if batch is second else second
-                shape = np.asarray(other[1][head]).shape[1:]
-                parts_t.append(np.zeros((n, *shape), np.float32).reshape(
-                    (n, -1) if head != "value" else (n,)))
+                parts_t.append(np.zeros((n, *shape), np.float32))
                 parts_w.append(np.zeros(n, np.float32))
-        targets[head] = np.concatenate(parts_t)
-        weights[head] = np.concatenate(parts_w)
-    return x, targets, weights
+        targets[head] = np.concatenate(parts_t).astype(np.float32)
+        weights[head] = np.concatenate(parts_w).astype(np.float32)
+    return np.concatenate([first[0], second[0]]), targets, weights
