@@ -17,7 +17,7 @@ import json
 import tomllib
 import types
 import typing
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,16 +30,21 @@ class ConfigError(ValueError):
 
 def setting(default: Any = dataclasses.MISSING, help: str = "", *, flag: str | None = None,
             aliases: tuple[str, ...] = (), metavar: str | None = None,
-            choices: Iterable[str] | None = None, cli: bool = True) -> Any:
+            choices: Iterable[str] | None = None, cli: bool = True,
+            parse: Callable[[str], Any] | None = None, repeatable: bool = False) -> Any:
     """A dataclass field with its help text: the one place a setting is described.
 
     ``flag`` replaces the derived ``--kebab-name`` (``--hours`` for
     ``max_hours``), ``aliases`` adds short forms (``-o``), ``cli=False`` keeps
-    a setting out of the command line (a positional argument, a table). A list
-    or dict default is copied for each instance.
+    a setting out of the command line (a positional argument, a table).
+    ``parse`` reads the flag's text when the type alone cannot (``512M``, a
+    count or a fraction); ``repeatable`` lets a list's flag be given several
+    times, the values joined. A list or dict default is copied for each
+    instance.
     """
     metadata = {"help": help, "flag": flag, "aliases": tuple(aliases), "metavar": metavar,
-                "choices": tuple(choices) if choices is not None else None, "cli": cli}
+                "choices": tuple(choices) if choices is not None else None, "cli": cli,
+                "parse": parse, "repeatable": repeatable}
     if isinstance(default, list | dict | set):
         return dataclasses.field(default_factory=lambda: copy.deepcopy(default),
                                  metadata=metadata)
@@ -201,10 +206,14 @@ def add_config_flags(parser: argparse.ArgumentParser, cls: type,
         names = [meta.get("flag") or "--" + f.name.replace("_", "-"), *meta.get("aliases", ())]
         kwargs: dict[str, Any] = {"dest": f.name, "default": None, "help": _help(f)}
         origin, args = typing.get_origin(hint), typing.get_args(hint)
-        if hint is bool:
+        if meta.get("parse") is not None:
+            kwargs["type"] = meta["parse"]
+        elif hint is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
         elif origin in (list, tuple):
             kwargs.update(type=_comma_list(args[0] if args else str), metavar="A,B,...")
+            if meta.get("repeatable"):
+                kwargs["action"] = "append"
         elif origin is dict:
             kwargs.update(action="append", type=_key_value(args[1] if args else str),
                           metavar="KEY=VALUE")
@@ -225,8 +234,13 @@ def given_values(args: argparse.Namespace, cls: type,
     values = {}
     for f, hint in _flag_fields(cls, only):
         value = getattr(args, f.name, None)
-        if value is not None:
-            values[f.name] = dict(value) if typing.get_origin(hint) is dict else value
+        if value is None:
+            continue
+        if typing.get_origin(hint) is dict:
+            value = dict(value)
+        elif f.metadata.get("repeatable") and f.metadata.get("parse") is None:
+            value = [item for part in value for item in part]  # one list per use of the flag
+        values[f.name] = value
     return values
 
 

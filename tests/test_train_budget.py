@@ -12,7 +12,7 @@ from test_train_loop import plan_for, read_metrics
 
 from harness.train.config import ConfigError, TrainConfig
 from harness.train.run_dir import RunDir
-from harness.train.trainer import budget_used, train
+from harness.train.trainer import train
 
 
 def test_sample_budget_spends_exactly_its_samples_in_equal_slices(tmp_path):
@@ -24,8 +24,8 @@ def test_sample_budget_spends_exactly_its_samples_in_equal_slices(tmp_path):
     assert [int(r["samples_seen"]) for r in rows] == [80, 160]
     assert [int(r["samples"]) for r in rows] == [80, 80]
     state = RunDir(tmp_path / "r").read_state()
-    assert budget_used(plan_for(tmp_path, budget=160, budget_unit="samples").config,
-                       state) == pytest.approx(1.0)
+    config = plan_for(tmp_path, budget=160, budget_unit="samples").config
+    assert config.pace.used(state) == pytest.approx(1.0) and config.pace.run_over(state)
 
 
 def test_budget_schedule_follows_the_fraction_spent(tmp_path):

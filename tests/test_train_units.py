@@ -69,7 +69,7 @@ def test_a_budgets_warmup_is_its_stated_fraction_whatever_the_epoch_size():
     config = TrainConfig(model="a0.small", data="d.h5", lr=0.002, lr_final=0.0001,
                          lr_schedule="cosine", lr_warmup=0.02, epochs=6, epoch_samples=8192,
                          batch_size=128, budget=1200)
-    spec = config.schedule()
+    spec = config.pace.schedule
     assert learning_rate_at(spec, 0.01) == pytest.approx(0.001, rel=0.02)
     cosine = 0.0001 + 0.5 * 0.0019 * (1 + math.cos(math.pi / 6))
     assert learning_rate_at(spec, 1 / 6) == pytest.approx(cosine)

@@ -14,10 +14,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.arena.settings import GenerateSettings, PlaySettings
 from harness.arena.tournament import (
     GameRow,
     GameTask,
-    PlaySettings,
     append_result,
     latest_rows,
     play_all,
@@ -31,15 +31,12 @@ HELP = "generate training games: a player (uct:N, gnugo:N, ...) against itself, 
 
 
 @dataclass(frozen=True)
-class DatagenConfig(PlaySettings):
+class DatagenConfig(PlaySettings, GenerateSettings):
     """What to generate. ``player`` is the spec text; ``playouts``, when set,
     replaces its ``@N`` (see :attr:`spec`)."""
 
-    player: str = setting("uct:200", cli=False)
-    games: int = setting(100, "games to play")
     out: str = setting("datasets/generated", "output directory (SGFs in OUT/games/)",
                        aliases=("-o",))
-    opening_moves: int = setting(4, "random opening moves")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -27,6 +27,7 @@ from pathlib import Path
 import pandas as pd
 
 from harness.arena.ratings import Outcome, bradley_terry
+from harness.arena.settings import PlaySettings, RoundSettings
 from harness.arena.tables import (
     READABLE_CLOCK,
     READABLE_COLOURS,
@@ -43,27 +44,12 @@ from harness.arena.tables import (
 )
 from harness.config_io import setting
 from harness.console import progress as tqdm
-from harness.distributed import BackendSettings
 from harness.files import atomic_json
 from harness.game.geometry import BLACK, WHITE
-from harness.game.settings import GameSettings
 from harness.players.spec import PlayerSpec, parse_player
 
 RESULTS_FILE = "results.jsonl"
 
-
-
-@dataclass(frozen=True)
-class PlaySettings(GameSettings, BackendSettings):
-    """How the games of a tournament or of datagen are played and spread over workers."""
-
-    max_moves: int | None = setting(None, "stop a game after this many moves "
-                                    "(default: twice the points)")
-    move_time: float | None = setting(None, "seconds per move, for players with a clock")
-    playouts: int | None = setting(None, "the budget of every player that searches (uct, "
-                                   "mcts): replaces each spec's own @N")
-    parallel: int = setting(1, "games played at once")
-    seed: int = setting(0, "random seed (openings and players)")
 
 
 @dataclass(frozen=True)
@@ -75,7 +61,7 @@ class NamedPlayer:
 
 
 @dataclass(frozen=True, kw_only=True)
-class TournamentConfig(PlaySettings):
+class TournamentConfig(PlaySettings, RoundSettings):
     """What to play. ``players`` are spec strings, optionally ``name=spec``, as
     the user wrote them, or :class:`NamedPlayer` values; strings are parsed
     once, here, so the config holds only parsed players.
@@ -88,20 +74,7 @@ class TournamentConfig(PlaySettings):
 
     players: list[str | NamedPlayer] = setting(cli=False)
     out: str = setting("results/tournament", "output directory", aliases=("-o",))
-    games_per_pair: int = setting(2, "games in every pair (adaptive: the first round)")
-    opening_moves: int = setting(0, "random opening moves, the same for both colour "
-                                 "assignments")
-    anchor: str | None = setting(None, "the player whose Elo is 0")
     retry_errors: bool = setting(False, "replay games that errored")
-    # Adaptive rounds (harness.arena.adaptive); games_per_pair is the first round.
-    until_separated: bool = setting(
-        False, "play rounds until every neighbour pair has LOS >= --los or "
-        "--max-games-per-pair / --max-games is reached")
-    los: float = setting(0.95, "likelihood of superiority that separates two neighbours")
-    round_games: int = setting(2, "games per chosen pair in each later round "
-                               "(colours alternate)")
-    max_games_per_pair: int = setting(100, "cap of an adaptive tournament, per pair")
-    max_games: int = setting(0, "cap of an adaptive tournament over all pairs (0: none)")
     # A two-player match under an SPRT: {elo0, elo1, alpha, beta} (harness.arena.sprt).
     sprt: dict[str, float] = setting({}, cli=False)
 

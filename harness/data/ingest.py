@@ -21,55 +21,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from harness.data.assemble import DatasetAttributes, assemble
-from harness.data.convert import ConvertSettings, convert_record, normalise_rules
+from harness.data.convert import ConvertSettings, convert_record
 from harness.data.journal import Journal, JournalState, JournalWriter, partial_path
 from harness.data.report import write_report
 from harness.data.rows import Outcome
-from harness.distributed import BackendSettings
-
-DEFAULT_MAX_MEMBER_BYTES = 1 << 30
+from harness.data.settings import IngestConfig
 
 
 class IngestError(ValueError):
     """An ingest that cannot start; the message is one line."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class IngestConfig(BackendSettings):
-    """An ingest; ``backend = "ray"`` converts the shards on Ray (harness.distributed.shards)."""
-
-    sources: list[str]
-    output: Path
-    board_size: int = 19
-    encoder: str = "cazenave21"
-    rules: tuple[str, ...] = ()  # accepted rule sets (normalised); empty: any
-    replay_rules: str = "superko"
-    min_moves: int = 1
-    val_games: float | int = 0.05
-    test_games: float | int = 0.0
-    test_sources: tuple[str, ...] = ()  # games from matching sources are the test split
-    cazenave_val: bool = False
-    no_result: str = "policy-only"
-    workers: int = 0  # 0: one per core
-    seed: int = 0
-    resume: bool = False
-    overwrite: bool = False
-    max_member_bytes: int = DEFAULT_MAX_MEMBER_BYTES
-    commit_games: int = 5000  # a shard is committed after this many records...
-    commit_positions: int = 200_000  # ...or this many positions
-    progress: bool = True
-    limit: int | None = None  # read only the first N records of the sources
-    stop_after_records: int | None = None  # testing aid: stop (uncommitted) after N records
-
-    @property
-    def convert_settings(self) -> ConvertSettings:
-        return ConvertSettings(
-            board_size=self.board_size,
-            rules=tuple(self.rules),
-            replay_rules=self.replay_rules,
-            min_moves=self.min_moves,
-            no_result=self.no_result,
-        )
 
 
 @dataclass
@@ -487,9 +447,3 @@ def _process(config: IngestConfig, journal: Journal, state: JournalState) -> boo
         outcomes.close()  # stops the workers if we leave early
         bar.close()
     return True
-
-
-def parse_rules(text: str) -> tuple[str, ...]:
-    """``"any"`` -> no filter; ``"chinese,japanese"`` -> those rule sets."""
-    names = tuple(normalise_rules(t) for t in text.split(",") if t.strip())
-    return () if "any" in names else names

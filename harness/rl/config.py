@@ -12,18 +12,17 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from harness.config_io import setting
 from harness.distributed import BackendSettings
 from harness.game.settings import GameSettings
 from harness.search import EvaluatorConfig, MCTSConfig
+from harness.train.config import OptimizerSettings, RunSettings
 
 WINDOW_UNITS = ("games", "positions")
 CURRICULUM_CRITERIA = ("gating", "loss", "generation")
 GATE_OPPONENTS = ("best", "start")
-HEADS = ("policy", "value", "ownership", "score")
 
 
 @dataclass(frozen=True)
@@ -61,17 +60,14 @@ class SelfPlayConfig:
 
 
 @dataclass(frozen=True)
-class TrainSettings:
-    """Optimisation per generation (the optimizer state carries across generations)."""
+class LearnerSettings(OptimizerSettings):
+    """Optimisation per generation: the supervised trainer's optimizer settings
+    (batch size, optimizer, rate and its schedule over generations, weight
+    decay, loss weights; NoGoZero+ section 4 weighs value 1.5, dominion 0.5,
+    score 0.25) and what only self-play has. The optimizer state carries
+    across generations."""
 
     steps: int = 100  # optimizer steps per generation
-    batch_size: int = 64
-    optimizer: str = "adam"  # AdamW (decoupled decay); "sgd" uses momentum
-    lr: float = 0.002
-    momentum: float = 0.9
-    weight_decay: float = 1e-4
-    # NoGoZero+ section 4: value 1.5, dominion 0.5, score 0.25 (policy 1).
-    loss_weights: dict[str, float] = field(default_factory=dict)
     # Value target (1 - w) z + w v: z the outcome, v the root value of the search.
     value_mix: float = 0.0
     min_positions: int = 0  # skip training until the window holds this many target rows
@@ -90,8 +86,9 @@ class TrainSettings:
     value_weight_ramp: int = 0
 
     def __post_init__(self) -> None:
-        if self.steps < 0 or self.batch_size < 1:
-            raise ValueError("train steps must be >= 0 and batch_size >= 1")
+        super().__post_init__()
+        if self.steps < 0:
+            raise ValueError("train steps must be >= 0")
         if self.anchor_kl < 0 or not 0 < self.anchor_kl_decay <= 1:
             raise ValueError("anchor_kl must be >= 0 and anchor_kl_decay in (0, 1]")
         if self.anchor_kl > 0 and not self.anchor:
@@ -106,9 +103,6 @@ class TrainSettings:
             raise ValueError("value_weight_initial and value_weight_ramp must be >= 0")
         if not 0.0 <= self.value_mix <= 1.0:
             raise ValueError(f"value_mix must be in [0, 1], got {self.value_mix}")
-        for head in self.loss_weights:
-            if head not in HEADS:
-                raise ValueError(f"unknown head {head!r} in loss_weights")
 
 
 @dataclass(frozen=True)
@@ -226,17 +220,13 @@ class CurriculumConfig:
 
 
 @dataclass(frozen=True)
-class RLConfig(GameSettings, BackendSettings):
+class RLConfig(GameSettings, BackendSettings, RunSettings):
     """A self-play reinforcement-learning run; board, komi, rules and backend
     are the shared settings it inherits (``backend = "ray"``: self-play on Ray
     actors)."""
 
-    run: str = setting("", "run name (directory under runs_dir)")
-    runs_dir: str = setting("models", "where runs live")
     encoder: str = "agz17"
     model: str = setting("a0.tiny", "zoo name of a fresh network (a resumed run keeps its own)")
-    init: str = setting("", "start from this checkpoint (e.g. a supervised best.keras) "
-                        "instead of a fresh model")
     heads: list[str] = field(default_factory=list)  # extra heads of a fresh net
     generations: int = setting(
         10, "total generations (on --resume: extends or shortens the run)")
@@ -248,7 +238,7 @@ class RLConfig(GameSettings, BackendSettings):
     mcts: MCTSConfig = field(default_factory=MCTSConfig)
     evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
-    train: TrainSettings = field(default_factory=TrainSettings)
+    train: LearnerSettings = field(default_factory=LearnerSettings)
     window: WindowConfig = field(default_factory=WindowConfig)
     gating: GatingConfig = field(default_factory=GatingConfig)
     curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
@@ -264,18 +254,12 @@ class RLConfig(GameSettings, BackendSettings):
             raise ValueError("max_hours must be >= 0 (0: no time limit)")
         if not self.run:
             raise ValueError("no run name given (set run = '...' or --run)")
-        if "/" in self.run or self.run in (".", ".."):
-            raise ValueError(f"run name {self.run!r} must be a plain directory name")
         if (self.curriculum.enabled and self.curriculum.criterion == "gating"
                 and not self.gating.enabled):
             raise ValueError("curriculum criterion 'gating' needs [gating] enabled = true")
         for head in self.heads:
             if head not in ("ownership", "score"):
                 raise ValueError(f"unknown extra head {head!r} (ownership or score)")
-
-    @property
-    def run_dir(self) -> Path:
-        return Path(self.runs_dir) / self.run
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

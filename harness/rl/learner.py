@@ -1,11 +1,11 @@
 """One network being trained on self-play windows, generation after generation.
 
-The optimizer, losses and loss weights are the supervised trainer's
-(:func:`harness.train.trainer.compile_model`), built from a
-:class:`~harness.train.config.TrainConfig` that describes the RL run, so the
-two stages cannot train differently. A learner's checkpoint keeps the
-optimizer state, so momentum and the step counter carry across generations
-and across a resumed run.
+The optimizer and losses are the supervised trainer's
+(:func:`harness.train.trainer.compile_model`), from the run's ``[train]``
+optimizer settings (the same :class:`~harness.train.config.OptimizerSettings`
+a supervised run has), so the two stages cannot train differently. A
+learner's checkpoint keeps the optimizer state, so momentum and the step
+counter carry across generations and across a resumed run.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from harness.rl.config import RLConfig
 from harness.rl.mixing import SupervisedMix, concat_batches, mixed_rows
 from harness.rl.samples import Sampler, window_columns
 from harness.rl.warmup import value_head_only
-from harness.train.config import TrainConfig
 from harness.train.distribute import optimizer_step, predict_batch
 from harness.train.sources import derive_seed, to_head_targets
 
@@ -56,17 +55,13 @@ def loss_weights(config: RLConfig, model) -> dict[str, float]:
     return weights
 
 
-def train_config(config: RLConfig, model_name: str, model) -> TrainConfig:
-    """The supervised trainer's view of this run (optimizer, schedule, loss weights)."""
+def learning_rate(config: RLConfig):
+    """The optimizer's rate: the ``[train]`` schedule over the run's
+    generations of ``steps`` each (its ``lr_*_epochs`` count generations)."""
+    from harness.train.schedules import keras_schedule
+
     t = config.train
-    steps = max(1, t.steps * config.generations)
-    return TrainConfig(
-        model=model_name, data="self-play", run=config.run, runs_dir=config.runs_dir,
-        encoder=config.encoder, epochs=1, epoch_samples=steps * t.batch_size,
-        batch_size=t.batch_size, optimizer=t.optimizer, momentum=t.momentum, lr=t.lr,
-        lr_schedule="constant", weight_decay=t.weight_decay,
-        loss_weights=loss_weights(config, model), seed=config.seed,
-    )
+    return keras_schedule(t.schedule(max(1, t.steps), config.generations))
 
 
 def value_weight_scale(initial: float, ramp: int, generation: int) -> float:
@@ -111,8 +106,8 @@ class Learner:
             model = build_model(model_name, config.board_size, planes,
                                 heads=("policy", "value", *config.heads) if config.heads else None,
                                 seed=config.seed)
-        tc = train_config(config, model.name if init else model_name, model)
-        compile_model(model, tc, _value_loss(model), soft_policy=True)
+        compile_model(model, config.train, learning_rate(config), _value_loss(model),
+                      soft_policy=True, weights=loss_weights(config, model))
         # Build the optimizer's slots now so that the first checkpoint already
         # holds them (a checkpoint saved before any step would not).
         model.optimizer.build(model.trainable_variables)

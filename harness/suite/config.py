@@ -2,8 +2,11 @@
 
 Sections mirror the pipeline: ``[data]`` (archives to ingest, or games to
 generate), ``[train]`` (the models and how to train them), ``[rl]``
-(optional self-play), ``[tournament]`` and ``[bench]``. Unknown keys and
-wrong types stop the suite with one line before any work starts.
+(optional self-play), ``[tournament]`` and ``[bench]``. A section inherits
+the settings of the stage it configures, so its keys and defaults are that
+stage's (``harness ingest``, ``harness train``, ``harness tournament``).
+Unknown keys and wrong types stop the suite with one line before any work
+starts.
 """
 
 from __future__ import annotations
@@ -12,49 +15,32 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.arena.settings import GenerateSettings, MatchSettings, RoundSettings
 from harness.config_io import ConfigError, from_mapping, read_toml
+from harness.data.settings import IngestSettings
 from harness.distributed import BackendSettings
 from harness.game.settings import GameSettings
+from harness.train.config import TrainingSettings
 
 
 @dataclass(frozen=True)
-class DataSection:
+class DataSection(IngestSettings, GenerateSettings):
+    """The ingest's settings (``harness ingest``'s), and datagen's for a study
+    without archives."""
+
     sources: list[str] = field(default_factory=list)  # empty: generate games
-    player: str = "uct:100"  # who generates games when there are no sources
     fallback_player: str = "uct:200"  # used when ``player`` needs GNU Go and it is missing
-    games: int = 100
-    opening_moves: int = 4
-    encoder: str = "agz17"
-    val_games: int = 10
-    test_games: int = 0
-    # Games from sources matching these patterns form the test split (e.g. a
-    # whole month of a kifu collection: a population the training never saw).
-    test_sources: list[str] = field(default_factory=list)
-    min_moves: int = 10
-    workers: int = 0
 
 
 @dataclass(frozen=True)
-class TrainSection:
+class TrainSection(TrainingSettings):
+    """``harness train``'s settings for every model of the study. With a
+    ``budget`` every model gets the same compute (equal compute), else
+    ``epochs`` x ``epoch_samples`` (equal samples); every model is trained
+    once per seed of ``seeds`` (tables show the mean over seeds with its
+    interval; empty: the suite's seed only)."""
+
     models: list[str] = field(default_factory=lambda: ["a0.small"])
-    epochs: int = 2
-    epoch_samples: int = 8192
-    val_samples: int = 0
-    batch_size: int = 64
-    optimizer: str = "adam"
-    lr: float = 0.002
-    lr_schedule: str = "cosine"
-    lr_final: float = 0.0002
-    lr_warmup: float = 0.0
-    weight_decay: float = 0.0001
-    recalibrate_bn: int = 0  # batches (harness train --recalibrate-bn)
-    # Equal compute: every model gets the same budget (harness train --budget),
-    # in ``epochs`` slices; 0 trains epochs x epoch_samples (equal samples).
-    budget: float = 0.0
-    budget_unit: str = "wall_s"  # wall_s, cpu_s or samples
-    # Every model is trained once per seed; tables show the mean over seeds
-    # with its interval. Empty: the suite's seed only.
-    seeds: list[int] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -74,21 +60,15 @@ class RLSection:
 
 
 @dataclass(frozen=True)
-class TournamentSection:
+class TournamentSection(RoundSettings, MatchSettings):
+    """``harness tournament``'s round and match settings, and who plays: every
+    network as ``model_player`` and the ``baselines``."""
+
     model_player: str = "policy"  # "policy" (raw network) or "mcts"
-    playouts: int = 32  # for model_player = "mcts"; the cap when move_time is set
-    move_time: float = 0.0  # seconds per move for players with a clock (0: playouts decide)
+    # The networks' search under model_player = "mcts" (the cap when move_time
+    # is set); baselines keep their own budgets.
+    playouts: int = 32
     baselines: list[str] = field(default_factory=lambda: ["random", "uct:100"])  # gnugo:N too
-    games_per_pair: int = 4  # with until_separated: the first round
-    opening_moves: int = 2
-    anchor: str | None = None
-    parallel: int = 2
-    # Adaptive rounds (harness.arena.adaptive): more games where neighbours are not separated.
-    until_separated: bool = False
-    los: float = 0.95
-    round_games: int = 2
-    max_games_per_pair: int = 100
-    max_games: int = 0  # 0: no cap on the total
 
 
 @dataclass(frozen=True)
@@ -172,10 +152,6 @@ def _check(config: SuiteConfig, path: Path) -> None:
     for name in config.rl.warm_start:
         if name not in config.train.models:
             raise ConfigError(f"{path} [rl]: warm_start model {name!r} is not in [train] models")
-    from harness.train.config import BUDGET_UNITS
-
-    if config.train.budget_unit not in BUDGET_UNITS:
-        raise ConfigError(f"{path} [train]: budget_unit must be one of {', '.join(BUDGET_UNITS)}")
     if config.tournament.model_player not in ("policy", "mcts"):
         raise ConfigError(f"{path} [tournament]: model_player must be 'policy' or 'mcts'")
     for source in config.data.sources:

@@ -12,15 +12,17 @@ import platform
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 
 from harness import __version__
+from harness.arena.settings import GenerateSettings, MatchSettings, RoundSettings
 from harness.config_io import values_of
+from harness.data.settings import IngestSettings
 from harness.distributed import BackendSettings
 from harness.files import atomic_json, atomic_path, read_json
 from harness.game.settings import GameSettings
 from harness.suite.config import SCRATCH, SCRATCH_FIRST, SCRATCH_LAST, SuiteConfig
+from harness.train.config import TrainingSettings
 
 Log = Callable[[str], None]
 
@@ -97,16 +99,11 @@ def ensure_dataset(config: SuiteConfig, progress: bool, log: Log) -> Path:
             sources=sources,
             output=path,
             board_size=config.board_size,
-            encoder=config.data.encoder,
-            min_moves=config.data.min_moves,
-            val_games=config.data.val_games,
-            test_games=config.data.test_games,
-            test_sources=tuple(config.data.test_sources),
-            workers=config.data.workers,
             seed=config.seed,
             resume=journal.exists(),
             overwrite=path.exists(),
             progress=progress,
+            **values_of(config.data, IngestSettings),
             **values_of(config, BackendSettings),
         )
     )
@@ -122,10 +119,8 @@ def generate_games(config: SuiteConfig, progress: bool, log: Log) -> Path:
         log(f"GNU Go is not installed: generating with {config.data.fallback_player} instead")
         player = config.data.fallback_player
     datagen = DatagenConfig(
-        player=player,
-        games=config.data.games,
+        **{**values_of(config.data, GenerateSettings), "player": player},
         out=str(config.out / "datagen"),
-        opening_moves=config.data.opening_moves,
         parallel=max(1, os.cpu_count() or 1),
         seed=config.seed,
         **values_of(config, GameSettings),
@@ -168,11 +163,9 @@ def train_one(config: SuiteConfig, dataset: Path, model: str, progress: bool, lo
     from harness.train.trainer import train
 
     seed = config.seeds[0] if seed is None else seed
-    section = asdict(config.train)
-    for key in ("models", "seeds"):
-        section.pop(key)
     overrides = {
-        **section,
+        **values_of(config.train, TrainingSettings),
+        "seeds": (),  # the suite runs every seed itself
         "model": model,
         "data": str(dataset),
         "run": config.run_name(model, seed),
@@ -204,14 +197,12 @@ def train_one(config: SuiteConfig, dataset: Path, model: str, progress: bool, lo
 def _finished(run_dir: Path) -> bool:
     """All epochs done, or the whole compute budget spent."""
     from harness.train.run_dir import RunDir
-    from harness.train.trainer import budget_used
-
     try:
         run = RunDir(run_dir)
         state, train_config = run.read_state(), run.read_config()
     except (OSError, ValueError, KeyError):
         return False
-    return state.epochs_done >= train_config.epochs or budget_used(train_config, state) >= 1.0
+    return train_config.pace.run_over(state)
 
 
 # --- paired comparison --------------------------------------------------------------
@@ -313,21 +304,12 @@ def tournament_players(config: SuiteConfig, runs: list[Path]) -> list:
 def ensure_tournament(config: SuiteConfig, runs: list[Path], progress: bool, log: Log):
     from harness.arena.tournament import TournamentConfig, run_tournament
 
-    section = config.tournament
     tournament = TournamentConfig(
         players=tournament_players(config, runs),
         out=str(config.out / "tournament"),
-        games_per_pair=section.games_per_pair,
-        opening_moves=section.opening_moves,
-        parallel=section.parallel,
         seed=config.seed,
-        anchor=section.anchor,
-        until_separated=section.until_separated,
-        los=section.los,
-        round_games=section.round_games,
-        max_games_per_pair=section.max_games_per_pair,
-        max_games=section.max_games,
-        move_time=section.move_time or None,
+        **values_of(config.tournament, RoundSettings),
+        **values_of(config.tournament, MatchSettings),
         **values_of(config, GameSettings),
         **values_of(config, BackendSettings),
     )

@@ -18,6 +18,7 @@ from typing import Any
 from harness.config_io import ConfigError, from_mapping, setting
 from harness.cpu import PRECISIONS as CPU_PRECISIONS
 from harness.train.distribute import STRATEGIES
+from harness.train.pace import BudgetPace, EpochPace, Pace
 from harness.train.schedules import SCHEDULES, ScheduleSpec
 
 OPTIMIZERS = ("sgd", "adam")
@@ -36,35 +37,23 @@ BUDGET_TICKS_PER_EPOCH = 1000
 
 
 @dataclass(frozen=True)
-class TrainConfig:
-    """A supervised training run.
+class OptimizerSettings:
+    """How the weights move, step by step: the one declaration of these settings
+    for supervised training, a suite's ``[train]`` and self-play's ``[train]``.
 
     ``weight_decay`` is *decoupled* weight decay (the optimizer shrinks every
     kernel by ``lr * weight_decay`` per step, biases and normalisation
     parameters excluded), not an L2 term added to the loss. With plain SGD it
     equals an L2 penalty ``(weight_decay / 2) ||w||^2``; with Adam it is AdamW.
+    The ``lr_*_epochs`` lengths count epochs (budget slices; self-play:
+    generations).
     """
 
-    model: str = setting("", "model name from the zoo, e.g. a0.small")
-    data: str = setting("", "positions file made by harness ingest")
-    run: str = setting("", "run name: files go to RUNS_DIR/RUN/ (default: the model name)")
-    runs_dir: str = setting("models", "where runs live")
-    train_split: str = setting("train", "split to train on")
-    val_split: str = setting("val", "split to validate on each epoch ('' for none)")
-    encoder: str = setting("", "input encoder (default: the dataset's)")
-    init: str = setting("", "start from this checkpoint's weights (new optimizer), e.g. "
-                        "fine-tuning")
-    epochs: int = setting(1, "number of epochs")
-    epoch_samples: int = setting(1_000_000, "samples per epoch (Cazenave: 1000000)")
-    val_samples: int = setting(0, "validate on at most this many samples (0: all)")
     batch_size: int = setting(128, "batch size")
-    window_parts: int = setting(
-        1, "deliver each shuffle window of positions in this many parts spread over the "
-        "epoch, so that one game's positions are not all seen within minutes")
-    optimizer: str = setting("sgd", "sgd or adam")
+    optimizer: str = setting("adam", "adam (AdamW with a weight decay) or sgd (with momentum)")
     momentum: float = setting(0.9, "SGD momentum")
     nesterov: bool = setting(False, "Nesterov momentum")
-    lr: float = setting(0.01, "initial learning rate")
+    lr: float = setting(0.002, "initial learning rate")
     lr_final: float = setting(2e-4, "final learning rate (cosine, cyclical)")
     lr_schedule: str = setting("constant", "constant, step, cosine or cyclical")
     lr_step_epochs: float = setting(1.0, "step schedule: epochs between decays")
@@ -73,20 +62,52 @@ class TrainConfig:
     lr_warmup: float = setting(
         0.0, "linear warm-up from 0 over this fraction of the run (or of the budget)")
     weight_decay: float = setting(1e-4, "decoupled weight decay on kernels")
-    recalibrate_bn: int = setting(
-        0, "before each validation and checkpoint, re-estimate every batch norm's "
-        "statistics on this many training batches (short runs: the moving averages lag "
-        "the weights); not charged to a budget")
     loss_weights: dict[str, float] = setting(
         {}, "loss weight of a head, e.g. value=0.25 (repeatable; missing heads get the "
         "model's defaults: 1, or Cazenave's valN for the value head)",
         flag="--loss-weight", metavar="HEAD=W")
+
+    def __post_init__(self) -> None:
+        problems = list(_optimizer_problems(self))
+        if problems:
+            raise ConfigError(problems[0])
+        getattr(super(), "__post_init__", lambda: None)()  # the next settings base, if any
+
+    def schedule(self, steps_per_epoch: int, epochs: int) -> ScheduleSpec:
+        """The learning-rate schedule over ``epochs`` of ``steps_per_epoch``
+        positions (optimizer steps, or ticks of a budget)."""
+        spe = steps_per_epoch
+        return ScheduleSpec(
+            kind=self.lr_schedule,
+            initial=self.lr,
+            final=self.lr_final,
+            total_steps=spe * epochs,
+            step_every=max(1, round(self.lr_step_epochs * spe)),
+            step_factor=self.lr_step_factor,
+            period=max(1, round(self.lr_cycle_epochs * spe)),
+            warmup=round(self.lr_warmup * spe * epochs),
+        )
+
+
+@dataclass(frozen=True)
+class TrainingSettings(OptimizerSettings):
+    """How long and how a supervised run trains, whatever the model and data:
+    shared by :class:`TrainConfig` and a suite's ``[train]`` section."""
+
+    epochs: int = setting(1, "number of epochs")
+    epoch_samples: int = setting(1_000_000, "samples per epoch (Cazenave: 1000000)")
+    val_samples: int = setting(0, "validate on at most this many samples (0: all)")
+    window_parts: int = setting(
+        1, "deliver each shuffle window of positions in this many parts spread over the "
+        "epoch, so that one game's positions are not all seen within minutes")
+    recalibrate_bn: int = setting(
+        0, "before each validation and checkpoint, re-estimate every batch norm's "
+        "statistics on this many training batches (short runs: the moving averages lag "
+        "the weights); not charged to a budget")
     value_loss: str = setting("auto", "auto (whatever the model's value head was built for), "
                               "mse (tanh head) or bce (sigmoid head)")
     heads: tuple[str, ...] = setting(
         (), "extra heads to build, comma separated (ownership,score); default: the model's")
-    seed: int = setting(0, "random seed")
-    tensorboard: bool = setting(True, "write TensorBoard logs")
     precision: str = setting(
         "auto", "auto (mixed_bfloat16 on CPUs with AMX/AVX512-BF16, else float32), float32, "
         "mixed_bfloat16 or mixed_float16 (GPUs)")
@@ -107,35 +128,67 @@ class TrainConfig:
         metavar="S,S,...")
 
     def __post_init__(self) -> None:
-        problems = list(_problems(self))
+        problems = list(_training_problems(self))
         if problems:
             raise ConfigError(problems[0])
+        super().__post_init__()
 
     @property
     def steps_per_epoch(self) -> int:
         return math.ceil(self.epoch_samples / self.batch_size)
 
     @property
+    def pace(self) -> Pace:
+        """Epochs of ``epoch_samples``, or slices of a compute budget."""
+        if self.budget:
+            # The schedule runs over nominal ticks of the budget, so runs of
+            # models of any speed get the same shape; every length in it must
+            # be in ticks (a warm-up in ticks against a total in steps once
+            # stretched a 2% warm-up over a third of a budgeted run).
+            return BudgetPace(self.epochs, self.schedule(BUDGET_TICKS_PER_EPOCH, self.epochs),
+                              self.budget, self.budget_unit)
+        return EpochPace(self.epochs, self.schedule(self.steps_per_epoch, self.epochs),
+                         self.steps_per_epoch)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """Where a training run (supervised or self-play) lives and what it starts from."""
+
+    run: str = setting("", "run name: files go to RUNS_DIR/RUN/")
+    runs_dir: str = setting("models", "where runs live")
+    init: str = setting("", "start from this checkpoint's weights (e.g. a supervised "
+                        "best.keras; a new optimizer)")
+
+    def __post_init__(self) -> None:
+        if self.run and (os.sep in self.run or "/" in self.run or self.run in (".", "..")):
+            raise ConfigError(f"run name {self.run!r} must be a plain directory name")
+        getattr(super(), "__post_init__", lambda: None)()  # the next settings base, if any
+
+    @property
     def run_dir(self) -> Path:
         return Path(self.runs_dir) / self.run
 
-    def schedule(self) -> ScheduleSpec:
-        """The learning-rate schedule: in optimizer steps, or in budget ticks with a budget."""
-        # Every length below must be in the same unit as the position the
-        # trainer passes (ticks of the budget, or optimizer steps): a warm-up
-        # in ticks against a total in steps once stretched a 2% warm-up over
-        # a third of a budgeted run.
-        spe = BUDGET_TICKS_PER_EPOCH if self.budget else self.steps_per_epoch
-        return ScheduleSpec(
-            kind=self.lr_schedule,
-            initial=self.lr,
-            final=self.lr_final,
-            total_steps=spe * self.epochs,
-            step_every=max(1, round(self.lr_step_epochs * spe)),
-            step_factor=self.lr_step_factor,
-            period=max(1, round(self.lr_cycle_epochs * spe)),
-            warmup=round(self.lr_warmup * spe * self.epochs),
-        )
+
+@dataclass(frozen=True)
+class TrainConfig(TrainingSettings, RunSettings):
+    """A supervised training run: a model, a dataset and where the run lives
+    (its name defaults to the model's), trained as its
+    :class:`TrainingSettings` say."""
+
+    model: str = setting("", "model name from the zoo, e.g. a0.small")
+    data: str = setting("", "positions file made by harness ingest")
+    train_split: str = setting("train", "split to train on")
+    val_split: str = setting("val", "split to validate on each epoch ('' for none)")
+    encoder: str = setting("", "input encoder (default: the dataset's)")
+    seed: int = setting(0, "random seed")
+    tensorboard: bool = setting(True, "write TensorBoard logs")
+
+    def __post_init__(self) -> None:
+        problems = list(_run_problems(self))
+        if problems:
+            raise ConfigError(problems[0])
+        super().__post_init__()
 
     def to_dict(self) -> dict[str, Any]:
         d = dataclasses.asdict(self)
@@ -147,15 +200,38 @@ class TrainConfig:
         return from_mapping(TrainConfig, {**self.to_dict(), **changes}, "overrides")
 
 
-def _problems(c: TrainConfig):
+def _run_problems(c: TrainConfig):
     if not c.model:
         yield "no model given (set model = '...' or --model)"
     if not c.data:
         yield "no dataset given (set data = '...' or --data)"
+
+
+def _optimizer_problems(c: OptimizerSettings):
     if c.optimizer not in OPTIMIZERS:
         yield f"unknown optimizer {c.optimizer!r} (choose from {', '.join(OPTIMIZERS)})"
     if c.lr_schedule not in SCHEDULES:
         yield f"unknown lr_schedule {c.lr_schedule!r} (choose from {', '.join(SCHEDULES)})"
+    if c.batch_size < 1:
+        yield f"batch_size must be at least 1, got {c.batch_size}"
+    for name in ("lr", "lr_step_epochs", "lr_cycle_epochs"):
+        if not getattr(c, name) > 0:
+            yield f"{name} must be positive, got {getattr(c, name)}"
+    if not 0 <= c.lr_warmup < 1:
+        yield f"lr_warmup must be a fraction in [0, 1), got {c.lr_warmup}"
+    for name in ("lr_final", "weight_decay"):
+        if getattr(c, name) < 0:
+            yield f"{name} must not be negative, got {getattr(c, name)}"
+    if not 0 <= c.momentum < 1:
+        yield f"momentum must be in [0, 1), got {c.momentum}"
+    for head, w in c.loss_weights.items():
+        if head not in HEADS:
+            yield f"unknown head {head!r} in loss_weights (choose from {', '.join(HEADS)})"
+        elif not isinstance(w, int | float) or w < 0:
+            yield f"loss weight for {head} must be a non-negative number, got {w!r}"
+
+
+def _training_problems(c: TrainingSettings):
     if c.value_loss not in VALUE_LOSSES:
         yield f"unknown value_loss {c.value_loss!r} (choose from {', '.join(VALUE_LOSSES)})"
     if c.strategy not in STRATEGIES:
@@ -170,26 +246,12 @@ def _problems(c: TrainConfig):
         yield f"seeds must be distinct, got {list(c.seeds)}"
     if c.precision not in PRECISIONS:
         yield f"unknown precision {c.precision!r} (choose from {', '.join(PRECISIONS)})"
-    for name in ("epochs", "epoch_samples", "batch_size"):
+    for name in ("epochs", "epoch_samples"):
         if getattr(c, name) < 1:
             yield f"{name} must be at least 1, got {getattr(c, name)}"
-    for name in ("lr", "lr_step_epochs", "lr_cycle_epochs"):
-        if not getattr(c, name) > 0:
-            yield f"{name} must be positive, got {getattr(c, name)}"
-    if not 0 <= c.lr_warmup < 1:
-        yield f"lr_warmup must be a fraction in [0, 1), got {c.lr_warmup}"
-    for name in ("lr_final", "weight_decay", "val_samples", "recalibrate_bn"):
+    for name in ("val_samples", "recalibrate_bn"):
         if getattr(c, name) < 0:
             yield f"{name} must not be negative, got {getattr(c, name)}"
-    if not 0 <= c.momentum < 1:
-        yield f"momentum must be in [0, 1), got {c.momentum}"
-    for head, w in c.loss_weights.items():
-        if head not in HEADS:
-            yield f"unknown head {head!r} in loss_weights (choose from {', '.join(HEADS)})"
-        elif not isinstance(w, int | float) or w < 0:
-            yield f"loss weight for {head} must be a non-negative number, got {w!r}"
     for head in c.heads:
         if head not in HEADS:
             yield f"unknown head {head!r} in heads (choose from {', '.join(HEADS)})"
-    if c.run and (os.sep in c.run or c.run in (".", "..")):
-        yield f"run name {c.run!r} must be a plain directory name"

@@ -19,11 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from harness.train.batch_norm import recalibrate_from_source
-from harness.train.config import ConfigError, TrainConfig
+from harness.train.config import ConfigError, OptimizerSettings, TrainConfig
 from harness.train.distribute import make_strategy, optimizer_step, train_batch
 from harness.train.evaluation import evaluate_model, model_value_loss
 from harness.train.run_dir import RunDir, RunState
-from harness.train.schedules import keras_schedule, learning_rate, learning_rate_at
 from harness.train.sources import BatchSource, epoch_batches, to_head_targets
 
 EXIT_INTERRUPTED = 130
@@ -76,19 +75,18 @@ class _StopFlag:
             signal.signal(signal.SIGINT, self._previous)
 
 
-def make_optimizer(config: TrainConfig):
+def make_optimizer(settings: OptimizerSettings, rate):
+    """The optimizer ``settings`` name, at ``rate``: a number (set again before
+    every step by a budgeted run) or a Keras schedule of the step counter."""
     import keras
 
-    # With a budget the trainer sets the rate every step from the fraction of
-    # the budget used (a variable, not a function of the step counter).
-    schedule = config.lr if config.budget else keras_schedule(config.schedule())
-    wd = config.weight_decay or None
-    if config.optimizer == "adam":
+    wd = settings.weight_decay or None
+    if settings.optimizer == "adam":
         cls = keras.optimizers.AdamW if wd else keras.optimizers.Adam
-        opt = cls(learning_rate=schedule, weight_decay=wd) if wd else cls(learning_rate=schedule)
+        opt = cls(learning_rate=rate, weight_decay=wd) if wd else cls(learning_rate=rate)
     else:
-        opt = keras.optimizers.SGD(learning_rate=schedule, momentum=config.momentum,
-                                   nesterov=config.nesterov, weight_decay=wd)
+        opt = keras.optimizers.SGD(learning_rate=rate, momentum=settings.momentum,
+                                   nesterov=settings.nesterov, weight_decay=wd)
     _exclude_from_decay(opt)
     return opt
 
@@ -102,7 +100,11 @@ def _exclude_from_decay(optimizer) -> None:
 exclude_from_decay = _exclude_from_decay  # public: the RL learner reloads checkpoints too
 
 
-def compile_model(model, config: TrainConfig, value_loss: str, soft_policy: bool) -> None:
+def compile_model(model, settings: OptimizerSettings, rate, value_loss: str,
+                  soft_policy: bool, weights: dict[str, float] | None = None) -> None:
+    """Losses for the model's heads, weighted by ``weights`` (default:
+    ``settings.loss_weights``, 1 for policy and value, 0 for other heads), and
+    the optimizer of :func:`make_optimizer`."""
     import keras
 
     policy_loss = (keras.losses.CategoricalCrossentropy(from_logits=True) if soft_policy
@@ -114,9 +116,9 @@ def compile_model(model, config: TrainConfig, value_loss: str, soft_policy: bool
     for head in ("ownership", "score"):
         if head in names:
             losses[head] = keras.losses.MeanSquaredError()
-    weights = {h: float(config.loss_weights.get(h, 1.0 if h in ("policy", "value") else 0.0))
-               for h in losses}
-    model.compile(optimizer=make_optimizer(config), loss=losses, loss_weights=weights)
+    given = settings.loss_weights if weights is None else weights
+    weights = {h: float(given.get(h, 1.0 if h in ("policy", "value") else 0.0)) for h in losses}
+    model.compile(optimizer=make_optimizer(settings, rate), loss=losses, loss_weights=weights)
 
 
 def _fill_missing_heads(model, batch):
@@ -165,26 +167,22 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
     getattr(peek, "close", lambda: None)()
 
     strategy = make_strategy(config.strategy)
+    pace = config.pace
     if state is None:
         with strategy.scope():
             model = plan.build_model()
             value_loss = _signed_value_loss(config, model)
-            compile_model(model, config, value_loss, soft_policy)
+            compile_model(model, config, pace.optimizer_rate(), value_loss, soft_policy)
         run.create(config)
         state = RunState()
-        if config.budget:
-            log(f"run {run.path}: a budget of {config.budget:,g} {config.budget_unit} "
-                f"in {config.epochs} slices")
-        else:
-            log(f"run {run.path}: {config.epochs} epochs x {config.epoch_samples:,} samples, "
-                f"{config.steps_per_epoch:,} steps per epoch")
+        log(f"run {run.path}: {pace.describe(config.batch_size)}")
     else:
         checkpoint = state.partial.get("checkpoint") or state.checkpoint
         with strategy.scope():
             if not checkpoint:
                 model = plan.build_model()
                 value_loss = _signed_value_loss(config, model)
-                compile_model(model, config, value_loss, soft_policy)
+                compile_model(model, config, pace.optimizer_rate(), value_loss, soft_policy)
             else:
                 model = plan.load_model(run.path / checkpoint)
                 _exclude_from_decay(model.optimizer)
@@ -200,7 +198,7 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
     writer = _tensorboard(run, config)
     with _StopFlag() as stop:
         for epoch in range(state.epochs_done + 1, config.epochs + 1):
-            if config.budget and budget_used(config, state) >= 1.0:
+            if pace.run_over(state):
                 break
             outcome = _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
                                    writer)
@@ -231,6 +229,7 @@ class _EpochStats:
     logs: dict
     samples: int
     elapsed: float
+    lr: float  # the rate of the epoch's last step
 
 
 def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
@@ -240,13 +239,12 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
     start = int(state.partial.get("batches", 0)) if state.partial.get("epoch") == epoch else 0
     if state.partial and state.partial.get("epoch") != epoch:
         state.partial = {}
-    spec = config.schedule()
+    pace = config.pace
+    steps = pace.epoch_steps  # None: until the epoch's slice of the budget is spent
     model.reset_metrics()
-    bar = _progress_bar(config, epoch, start, progress)
+    bar = _progress_bar(config, steps, epoch, start, progress)
     clock = _BudgetClock(state)
     samples = 0
-    # With a budget an epoch ends when its slice is spent, not after a step count.
-    steps = _UNBOUNDED_STEPS if config.budget else config.steps_per_epoch
     batches = epoch_batches(plan.train, config.batch_size, steps,
                             seed=config.seed, epoch=epoch, start=start)
     logs: dict[str, float] = {}
@@ -254,13 +252,13 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
     # time a user waits, reported as first_step_s, but not learning compute,
     # so no budget is charged for it.
     traced = getattr(model, "_harness_traced", False)
+    step = optimizer_step(model)
+    lr = pace.rate(state, step)
     for b, batch in enumerate(batches, start=start):
-        if config.budget:
-            used = budget_used(config, state)
-            if used >= epoch / config.epochs:
-                break
-            lr = learning_rate_at(spec, used)
-            model.optimizer.learning_rate.assign(lr)
+        if pace.epoch_over(state, epoch):
+            break
+        lr = pace.rate(state, step)  # this step's rate
+        pace.set_rate(model.optimizer, lr)
         x, targets, weights = _fill_missing_heads(model, to_head_targets(batch, value_loss))
         logs = train_batch(model, x, targets, weights)
         samples += len(x)
@@ -269,28 +267,23 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
             model._harness_traced = traced = True
         bar.update(len(x))
         step = optimizer_step(model)
-        if not config.budget:
-            lr = learning_rate(spec, step)
-        if step % 20 == 0 or b == config.steps_per_epoch - 1:
+        if step % 20 == 0 or b + 1 == steps:
             bar.set_postfix(loss=f"{logs['loss']:.3f}", lr=f"{lr:.2g}")
         if writer is not None and step % 50 == 0:
             _scalars(writer, "train", step, {"loss": logs["loss"], "lr": lr})
-        if stop.requested and (config.budget or b + 1 < config.steps_per_epoch):
+        if stop.requested and (steps is None or b + 1 < steps):
             bar.close()
             path = run.interrupted_checkpoint
             run.save_model(model, path)
             state.partial = {"epoch": epoch, "batches": b + 1, "step": step,
                              "checkpoint": path.name}
             run.write_state(state)
-            of = "" if config.budget else f" of {config.steps_per_epoch}"
+            of = "" if steps is None else f" of {steps}"
             return (f"interrupted in epoch {epoch} after {b + 1}{of} steps; checkpoint {path}; "
                     "continue with --resume")
     bar.close()
     state.step = optimizer_step(model)
-    return _EpochStats(logs, samples, clock.elapsed)
-
-
-_UNBOUNDED_STEPS = 1 << 62
+    return _EpochStats(logs, samples, clock.elapsed, lr)
 
 
 class _BudgetClock:
@@ -313,15 +306,6 @@ class _BudgetClock:
         self._wall, self._cpu = wall, cpu
 
 
-def budget_used(config: TrainConfig, state: RunState) -> float:
-    """Fraction of the run's compute budget spent so far (0 without a budget)."""
-    if not config.budget:
-        return 0.0
-    spent = {"wall_s": state.wall_time_s, "cpu_s": state.cpu_time_s,
-             "samples": float(state.samples_seen)}[config.budget_unit]
-    return spent / config.budget
-
-
 def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss, progress,
                   writer) -> dict:
     """Validate, checkpoint and update the state; the epoch's metrics row."""
@@ -329,8 +313,7 @@ def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss
     logs, samples, elapsed = stats.logs, stats.samples, stats.elapsed
     row: dict[str, float | int] = {
         "epoch": epoch, "step": state.step,
-        "lr": float(np.asarray(model.optimizer.learning_rate)) if config.budget
-        else learning_rate(config.schedule(), max(state.step - 1, 0)),
+        "lr": stats.lr,
         "samples": samples, "samples_per_s": samples / elapsed if elapsed > 0 else math.nan,
         "epoch_time_s": elapsed, "wall_time_s": state.wall_time_s,
         "cpu_time_s": state.cpu_time_s, "samples_seen": state.samples_seen,
@@ -373,10 +356,11 @@ def _epoch_line(row: dict) -> str:
     return ", ".join(parts)
 
 
-def _progress_bar(config: TrainConfig, epoch: int, start: int, enabled: bool):
+def _progress_bar(config: TrainConfig, steps: int | None, epoch: int, start: int,
+                  enabled: bool):
     from harness.console import progress as tqdm
 
-    total = None if config.budget else config.steps_per_epoch * config.batch_size
+    total = None if steps is None else steps * config.batch_size
     initial = start * config.batch_size if total is None else min(start * config.batch_size,
                                                                   total)
     return tqdm(total=total, initial=initial, unit="pos",

@@ -130,7 +130,8 @@ def main(argv=None) -> int:
     model = plan.build_model()
     value_loss = model.value_loss
     peek = next(iter(plan.train.batches(config.batch_size, seed=config.seed, augment=True)))
-    compile_model(model, config, value_loss, soft_policy=np.ndim(peek[1]["policy"]) == 2)
+    compile_model(model, config, config.pace.optimizer_rate(), value_loss,
+                  soft_policy=np.ndim(peek[1]["policy"]) == 2)
 
     branch = branch_layers(model, "value", "policy")
     value_layer = model.get_layer("value")
