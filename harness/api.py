@@ -27,9 +27,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.arena.games import GameRow
 from harness.arena.ratings import Outcome, Ratings, bradley_terry
 from harness.arena.referee import PlayedGame
-from harness.arena.tournament import GameRow, TournamentConfig
+from harness.arena.tournament import TournamentConfig
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
 from harness.game.settings import GameSettings
@@ -102,7 +103,8 @@ def tournament(
     command. ``options`` are further :class:`TournamentConfig` fields
     (``board_size``, ``komi``, ``games_per_pair``, ``parallel``, ``playouts``,
     ``anchor``, ...), with its defaults."""
-    from harness.arena.tournament import outcomes_of, run_tournament, write_tournament_tables
+    from harness.arena.games import outcomes_of
+    from harness.arena.tournament import run_tournament, write_tournament_tables
 
     config = TournamentConfig(players=list(players), out=str(out), **options)
     rows = run_tournament(config, progress=progress)

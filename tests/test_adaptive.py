@@ -10,16 +10,9 @@ import numpy as np
 import pytest
 
 from harness.arena.adaptive import next_round
+from harness.arena.games import RESULTS_FILE, TIMING_FIELDS, latest_rows, read_results
 from harness.arena.ratings import Outcome
-from harness.arena.tournament import (
-    RESULTS_FILE,
-    TIMING_FIELDS,
-    TournamentConfig,
-    latest_rows,
-    pair_counts,
-    read_results,
-    run_tournament,
-)
+from harness.arena.tournament import TournamentConfig, pair_counts, run_tournament
 
 
 def config(tmp_path, players=("a=random", "b=random", "c=random"), **kw) -> TournamentConfig:

@@ -7,13 +7,8 @@ from dataclasses import asdict
 
 import pytest
 
-from harness.arena.tournament import (
-    TIMING_FIELDS,
-    TournamentConfig,
-    latest_rows,
-    read_results,
-    run_tournament,
-)
+from harness.arena.games import TIMING_FIELDS, latest_rows, read_results
+from harness.arena.tournament import TournamentConfig, run_tournament
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 

@@ -16,13 +16,8 @@ from pathlib import Path
 import pytest
 
 from harness.arena.datagen import DatagenConfig, generate
-from harness.arena.tournament import (
-    RESULTS_FILE,
-    TIMING_FIELDS,
-    TournamentConfig,
-    run_tournament,
-    schedule,
-)
+from harness.arena.games import RESULTS_FILE, TIMING_FIELDS
+from harness.arena.tournament import TournamentConfig, run_tournament, schedule
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 

@@ -9,14 +9,8 @@ import pandas as pd
 import pytest
 
 from harness.arena.datagen import DatagenConfig, datagen_tasks
-from harness.arena.tournament import (
-    RESULTS_FILE,
-    OtherPlayersResults,
-    TournamentConfig,
-    read_results,
-    run_tournament,
-    schedule,
-)
+from harness.arena.games import RESULTS_FILE, read_results
+from harness.arena.tournament import OtherPlayersResults, TournamentConfig, run_tournament, schedule
 from harness.config_io import ConfigError
 from harness.players.uct import UCTPlayer
 

@@ -14,8 +14,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.arena.settings import GenerateSettings, PlaySettings
-from harness.arena.tournament import (
+from harness.arena.games import (
     GameRow,
     GameTask,
     append_result,
@@ -24,6 +23,7 @@ from harness.arena.tournament import (
     random_opening,
     read_results,
 )
+from harness.arena.settings import GenerateSettings, PlaySettings
 from harness.config_io import ConfigError, add_config_flags, from_mapping, given_values, setting
 from harness.players.spec import PlayerSpec, parse_player
 

@@ -14,7 +14,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from harness.data.layout import GAME_COLUMNS, POSITION_COLUMNS, column_range, numpy_dtype
-from harness.data.rows import GameInfo, GamePositions, Outcome, game_digest, values_from_result
+from harness.data.rows import (
+    GameInfo,
+    GamePositions,
+    RecordOutcome,
+    game_digest,
+    values_from_result,
+)
 
 # Spellings of RU[] seen in archives -> one name per rule set.
 _RULE_ALIASES = {
@@ -60,7 +66,7 @@ class ConvertSettings:
     no_result: str = "policy-only"  # or "skip"
 
 
-def convert_record(record, settings: ConvertSettings) -> Outcome:
+def convert_record(record, settings: ConvertSettings) -> RecordOutcome:
     """Never raises: a record that cannot be stored comes back ``rejected`` with a reason.
 
     Every text of the outcome is made :func:`storable` here, in the worker:
@@ -72,7 +78,7 @@ def convert_record(record, settings: ConvertSettings) -> Outcome:
     except Exception as exc:  # a bug or an odd record must not end a long ingest
         from harness.sgf.record import exception_reason
 
-        outcome = Outcome(record.source, record.index, "rejected", exception_reason(exc))
+        outcome = RecordOutcome(record.source, record.index, "rejected", exception_reason(exc))
     return _storable_outcome(outcome)
 
 
@@ -92,7 +98,7 @@ def storable(text: str) -> str:
 _INFO_TEXTS = ("source", "black", "white", "black_rank", "white_rank", "date", "rules", "result")
 
 
-def _storable_outcome(outcome: Outcome) -> Outcome:
+def _storable_outcome(outcome: RecordOutcome) -> RecordOutcome:
     """Texts HDF5 can hold; the reason on one line too, whatever reader made it.
 
     Readers escape the values they quote (issue 41: ``HA[...]`` with a line
@@ -121,11 +127,11 @@ def _max_game_moves() -> int:
 MAX_GAME_MOVES = _max_game_moves()
 
 
-def _reject(record, reason: str) -> Outcome:
-    return Outcome(record.source, record.index, "rejected", reason)
+def _reject(record, reason: str) -> RecordOutcome:
+    return RecordOutcome(record.source, record.index, "rejected", reason)
 
 
-def _convert(record, settings: ConvertSettings) -> Outcome:
+def _convert(record, settings: ConvertSettings) -> RecordOutcome:
     from harness.sgf import ReplayError, replay_positions
 
     if record.reject is not None:
@@ -185,7 +191,7 @@ def _convert(record, settings: ConvertSettings) -> Outcome:
     unfit = unfit_game_value(info)
     if unfit is not None:
         return _reject(record, unfit)
-    return Outcome(record.source, record.index, "kept", info=info, positions=positions)
+    return RecordOutcome(record.source, record.index, "kept", info=info, positions=positions)
 
 
 def unfit_game_value(info: GameInfo) -> str | None:

@@ -24,7 +24,7 @@ from harness.data.assemble import DatasetAttributes, assemble
 from harness.data.convert import ConvertSettings, convert_record
 from harness.data.journal import Journal, JournalState, JournalWriter, partial_path
 from harness.data.report import write_report
-from harness.data.rows import Outcome
+from harness.data.rows import RecordOutcome
 from harness.data.settings import IngestConfig
 
 
@@ -157,7 +157,7 @@ class IngestWorker:
         self.settings = settings
         self.max_member_bytes = max_member_bytes
 
-    def run(self, task: _Task) -> list[Outcome]:
+    def run(self, task: _Task) -> list[RecordOutcome]:
         if task.files:
             from harness.sgf import iter_records
 
@@ -174,7 +174,7 @@ def _outcomes(
     workers: int,
     backend: str = "local",
     ray_address: str = "",
-) -> Iterator[tuple[str, Outcome]]:
+) -> Iterator[tuple[str, RecordOutcome]]:
     """(source, outcome) in input order; a few tasks in flight at most (bounded memory).
 
     ``workers`` 0 means one per core (of the Ray cluster on the ray backend).
@@ -218,7 +218,7 @@ def _absolute(task: _Task) -> tuple[_Task, dict[str, str]]:
     return replace(task, files=opened), names
 
 
-def _renamed(outcome: Outcome, names: dict[str, str]) -> Outcome:
+def _renamed(outcome: RecordOutcome, names: dict[str, str]) -> RecordOutcome:
     """``outcome`` with its source under the name the user gave for the file."""
     label = outcome.source
     for opened, name in names.items():

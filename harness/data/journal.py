@@ -31,7 +31,7 @@ from harness.data.layout import (
     SOFT_PROB,
 )
 from harness.data.report import IngestCounts, reason_category
-from harness.data.rows import GameInfo, GamePositions, Outcome
+from harness.data.rows import GameInfo, GamePositions, RecordOutcome
 from harness.data.tables import read_columns, write_columns
 from harness.files import atomic_json, atomic_path, remove_temporaries
 
@@ -63,7 +63,7 @@ class ShardBuilder:
     counts: IngestCounts = field(default_factory=IngestCounts)
     n_positions: int = 0
 
-    def add(self, top: str, outcome: Outcome, duplicate_of: str | None) -> str:
+    def add(self, top: str, outcome: RecordOutcome, duplicate_of: str | None) -> str:
         """Account for one record; returns ``kept``, ``duplicate`` or ``rejected``."""
         self.records += 1
         counts = self.counts.of(top)
@@ -221,7 +221,7 @@ class JournalWriter:
         """Records accounted for, committed or not."""
         return self.state.records + self.builder.records
 
-    def add(self, top: str, outcome: Outcome) -> str:
+    def add(self, top: str, outcome: RecordOutcome) -> str:
         """Account for one record (``top``: the input source it came from)."""
         duplicate_of = None
         if outcome.kind == "kept":

@@ -58,7 +58,7 @@ class GamePositions:
 
 
 @dataclass
-class Outcome:
+class RecordOutcome:
     """What became of one game record: ``kept`` (with rows) or ``rejected`` (with why)."""
 
     source: str

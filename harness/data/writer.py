@@ -11,12 +11,12 @@ from pathlib import Path
 
 from harness.data.assemble import DatasetAttributes, assemble
 from harness.data.journal import Journal, JournalState, JournalWriter
-from harness.data.rows import GameInfo, GamePositions, Outcome
+from harness.data.rows import GameInfo, GamePositions, RecordOutcome
 
 
 def write_outcomes(
     output: str | Path,
-    outcomes: Iterable[Outcome],
+    outcomes: Iterable[RecordOutcome],
     attrs: DatasetAttributes,
     source: str = "memory",
 ) -> dict:
@@ -46,6 +46,7 @@ def write_games(
 ) -> dict:
     """Store games given as (table row, position rows) pairs, e.g. from self-play."""
     outcomes = (
-        Outcome(info.source, info.index, "kept", info=info, positions=rows) for info, rows in games
+        RecordOutcome(info.source, info.index, "kept", info=info, positions=rows)
+        for info, rows in games
     )
     return write_outcomes(output, outcomes, attrs, source)

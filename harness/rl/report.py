@@ -132,8 +132,9 @@ def rl_report(
     runs' generations 0 also play each other, a check that they start level.
     Returns the output directory and the Elo table (rows of ``ELO_COLUMNS``).
     """
+    from harness.arena.games import outcomes_of
     from harness.arena.ratings import bradley_terry
-    from harness.arena.tournament import TournamentConfig, outcomes_of, run_tournament
+    from harness.arena.tournament import TournamentConfig, run_tournament
     from harness.files import save_table
 
     dirs = [Path(d) for d in (run_dirs if isinstance(run_dirs, (list, tuple)) else [run_dirs])]

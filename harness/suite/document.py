@@ -100,8 +100,8 @@ def _findings_section(config: SuiteConfig) -> list[Block]:
 
 
 def _tournament_findings(config: SuiteConfig) -> list[str]:
+    from harness.arena.games import latest_rows, outcomes_of, read_results
     from harness.arena.ratings import bradley_terry
-    from harness.arena.tournament import latest_rows, outcomes_of, read_results
     from harness.report.findings import family_order_findings, tournament_findings
 
     folder = config.out / "tournament"
