@@ -17,7 +17,7 @@ import json
 import tomllib
 import types
 import typing
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -80,12 +80,29 @@ def read_table(path: str | Path, table: str | None = None) -> dict[str, Any]:
     return {**top, **section}
 
 
-def load_config(cls: type[T], path: str | Path | None,
+def load_config(cls: type[T], path: str | Path | Sequence[str | Path] | None,
                 overrides: dict[str, Any] | None = None, table: str | None = None) -> T:
-    """A TOML file (its ``[table]`` if given), then the flags that were set."""
-    values = read_table(path, table) if path is not None else {}
+    """A TOML file (its ``[table]`` if given), then the flags that were set.
+
+    Several files are layers: each later one changes only the keys it has,
+    table by table (:func:`layered`), so a variant of a study (one arm of an
+    ablation) is a small file over the study's own.
+    """
+    paths = [] if path is None else [path] if isinstance(path, str | Path) else list(path)
+    values = layered(read_table(p, table) for p in paths)
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    return from_mapping(cls, values, str(path) if path is not None else "flags")
+    return from_mapping(cls, values, " + ".join(map(str, paths)) or "flags")
+
+
+def layered(layers: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """The layers' keys, later over earlier; a table merges key by key."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        for key, value in layer.items():
+            if isinstance(value, dict) and isinstance(merged.get(key), dict):
+                value = layered([merged[key], value])
+            merged[key] = value
+    return merged
 
 
 def save_config(config: Any, path: str | Path) -> None:

@@ -32,3 +32,40 @@ def test_resume_keeps_the_saved_network_over_a_model_flag(tmp_path):
                                      "--hours", "2.0", "--run", "wide",
                                      "--runs-dir", str(tmp_path)))
     assert resumed.model == "a0.6.64" and resumed.max_hours == 2.0
+
+
+ARMS = GUMBEL.parent / "rl-19x19-arms"
+
+
+def test_a_config_laid_over_another_changes_only_its_own_keys(tmp_path):
+    base = GUMBEL.parent / "rl-19x19-from-sl.toml"
+    config = config_from_args(_args("--config", str(base), "--config", str(ARMS / "today.toml"),
+                                    "--config", str(ARMS / "anchor.toml"),
+                                    "--runs-dir", str(tmp_path)))
+    assert config.run == "rl19-anchor" and config.max_hours == 0.6  # the later layers'
+    assert (config.train.anchor, config.train.anchor_kl) == ("start", 0.5)
+    assert config.monitor.dataset == "datasets/tygem-2011h1.h5"
+    # A table merges key by key: the base's other [train] keys stay.
+    assert (config.train.lr, config.train.steps, config.train.value_mix) == (0.0002, 100, 0.25)
+    assert (config.board_size, config.mcts.root, config.mcts.playouts) == (19, "gumbel", 16)
+    alone = config_from_args(_args("--config", str(base), "--runs-dir", str(tmp_path)))
+    assert (alone.run, alone.train.anchor_kl, alone.max_hours) == ("rl-19x19-from-sl", 0.0, 1.8)
+
+
+def test_every_arm_of_the_19x19_ablation_layers_over_its_study(tmp_path):
+    base = GUMBEL.parent / "rl-19x19-from-sl.toml"
+    arms = sorted(ARMS.glob("*.toml"))
+    assert {a.stem for a in arms} >= {"today", "anchor", "mix", "starts", "warmup", "gate"}
+    runs = set()
+    for arm in arms:
+        layers = [base, ARMS / "today.toml", arm]
+        config = config_from_args(_args(*[x for p in layers for x in ("--config", str(p))],
+                                        "--runs-dir", str(tmp_path)))
+        runs.add(config.run)
+    assert len(runs) == len(arms)  # each arm its own run directory
+    everything = [base, *[ARMS / f"{n}.toml" for n in
+                          ("today", "anchor", "mix", "starts", "warmup", "gate")]]
+    combined = config_from_args(_args(*[x for p in everything for x in ("--config", str(p))],
+                                      "--run", "rl19-all", "--runs-dir", str(tmp_path)))
+    assert combined.gating.enabled and combined.train.mix_share == 0.25
+    assert combined.selfplay.start_probability == 0.5 and combined.train.anchor_kl == 0.5

@@ -20,7 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from harness.config_io import add_config_flags
     from harness.rl.config import RLConfig, SelfPlayConfig
 
-    parser.add_argument("--config", help="TOML file (see configs/rl-*.toml)")
+    parser.add_argument("--config", action="append",
+                        help="TOML file (see configs/rl-*.toml); repeat it to lay a file over "
+                        "another: a later one changes only the keys it has (an ablation arm "
+                        "over its study, configs/rl-19x19-arms/)")
     add_config_flags(parser, RLConfig, only=_FLAGGED)
     parser.add_argument("--resume", action="store_true",
                         help="continue the run from its last commit (the saved config is used)")
