@@ -29,3 +29,11 @@ def _numba_cache_dir() -> None:
 
 
 _numba_cache_dir()
+
+
+def register_model(name: str):
+    """Decorator for a plugin's network factory: ``name`` then works wherever a
+    zoo name does (see :mod:`harness.nets.plugins`, docs/plugins.md)."""
+    from harness.nets.plugins import register_model as register
+
+    return register(name)

@@ -12,7 +12,9 @@ than command-line text. ``docs/api.md`` shows them in a runnable example.
 ``rate(outcomes)``     Bradley-Terry Elo with intervals
 ``ingest(sources)``    SGF files/archives -> an HDF5 positions file
 ``open_dataset(path)`` read positions back
-``build_model(name)``  a zoo network (``a0.6.64``, ``mobile...``); ``save_model``
+``build_model(name)``  a zoo network (``a0.6.64``, ``mobile...``) or a plugin's
+                       (``my_nets:tiny_net``); ``save_model``
+``load_plugins(mods)`` plugin modules or ``.py`` files (docs/plugins.md)
 ``load_model(path)``   a ``.keras`` file, loaded with ``safe_mode=True``
 ``evaluate(m, data)``  accuracy, MSE and losses of a checkpoint on a split
 =====================  ==================================================
@@ -38,7 +40,8 @@ from harness.players.base import Player
 
 __all__ = [
     "Game", "GameRow", "Outcome", "PlayedGame", "Player", "Ratings", "TournamentResult",
-    "build_model", "evaluate", "ingest", "load_model", "make_player", "open_dataset",
+    "build_model", "evaluate", "ingest", "load_model", "load_plugins", "make_player",
+    "open_dataset",
     "play_game", "rate", "save_model", "tournament",
 ]
 
@@ -165,7 +168,8 @@ def open_dataset(path: str | os.PathLike):
 
 def build_model(name: str, board_size: int, *, encoder: str = "cazenave21",
                 seed: int | None = None, heads: Iterable[str] | None = None):
-    """A zoo network by name for ``encoder``'s input planes (a Keras model).
+    """A zoo network by name, or a plugin's by reference, for ``encoder``'s
+    input planes (a Keras model).
     It remembers ``encoder``, so files it is saved to say which planes feed it."""
     from harness.features import get_encoder
     from harness.nets import build_model as build
@@ -174,6 +178,15 @@ def build_model(name: str, board_size: int, *, encoder: str = "cazenave21",
     model = build(name, board_size, get_encoder(encoder).planes, heads=heads, seed=seed)
     model.model_info = model_info(model, encoder=encoder)
     return model
+
+
+def load_plugins(plugins: Iterable[str]) -> None:
+    """Import plugin modules (names or ``.py`` files): their registered
+    networks and layers are then known to every function here and to the
+    worker processes the harness starts."""
+    from harness.nets.plugins import load_plugins as load
+
+    load(plugins)
 
 
 def save_model(model, path: str | os.PathLike, info=None, *, half_weights: bool = False) -> Path:

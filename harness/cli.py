@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--verbose", action="store_true",
         help="keep TensorFlow's native start-up messages (also HARNESS_VERBOSE=1)",
     )
+    parser.add_argument(
+        "--plugin", action="append", default=[], metavar="MODULE",
+        help="load a plugin (a module name or a .py file) whose networks every command may "
+        "then use by name or as MODULE:FUNCTION; repeatable (docs/plugins.md)",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module_name in COMMANDS:
         try:
@@ -96,6 +101,14 @@ def main(argv: list[str] | None = None) -> int:
         console.quiet_native_noise()
         signal.signal(signal.SIGTERM, _terminate)
     started = time.monotonic()
+    if args.plugin:
+        from harness.nets.plugins import PluginError, load_plugins
+
+        try:
+            load_plugins(args.plugin)
+        except PluginError as exc:
+            print(f"harness: {exc}", file=sys.stderr)
+            return 2
     try:
         code = int(args._run(args) or 0)
     except Terminated:

@@ -8,27 +8,12 @@ Bradley-Terry tables, the HTML report), only small.
 import json
 
 import pandas as pd
+from tiny_study import tiny_suite
 
 from harness.suite.config import load_suite_config
 from harness.suite.runner import run_suite
 
-TINY = """
-name = "tiny"
-board_size = 7
-komi = 7.0
-results_dir = "{root}/results"
-models_dir = "{root}/models"
-datasets_dir = "{root}/datasets"
-
-[data]
-player = "uct:20"
-games = 10
-opening_moves = 2
-encoder = "agz17"
-val_games = 2
-min_moves = 5
-workers = 1
-
+TRAIN_AND_RL = """
 [train]
 models = ["a0.tiny", "mobile.tiny"]
 epochs = 2
@@ -43,17 +28,6 @@ config = "{root}/rl.toml"
 warm_start = ["a0.tiny"]
 scratch = "{root}/rl.toml"
 max_hours = 0.0001
-
-[tournament]
-baselines = ["random"]
-games_per_pair = 2
-opening_moves = 1
-parallel = 1
-
-[bench]
-batch_sizes = [1, 8]
-seconds = 0.05
-diagrams = 1
 """
 
 
@@ -75,7 +49,7 @@ initial = 2
 
 def test_tiny_study_runs_end_to_end_and_reruns_as_a_no_op(tmp_path):
     path = tmp_path / "tiny.toml"
-    path.write_text(TINY.format(root=tmp_path))
+    path.write_text(tiny_suite(tmp_path, "tiny", TRAIN_AND_RL.format(root=tmp_path)))
     (tmp_path / "rl.toml").write_text(RL)
     config = load_suite_config(path)
     report = run_suite(config, progress=False, log=lambda _: None)

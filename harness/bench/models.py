@@ -169,11 +169,11 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.nets import parse_model_name
+    from harness.nets.plugins import model_spec
 
     try:
         for name in args.names:
-            parse_model_name(name)
+            model_spec(name)
         rows = measure(args)
     except ValueError as error:
         print(f"harness bench models: {error}")

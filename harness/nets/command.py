@@ -38,12 +38,13 @@ def zoo_rows(names: list[str], board_size: int, planes: int) -> list[tuple]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.nets import model_names, parse_model_name
+    from harness.nets import model_names
+    from harness.nets.plugins import model_spec
 
     names = args.names or model_names()
     try:
         for name in names:
-            parse_model_name(name)
+            model_spec(name)
         rows = zoo_rows(names, args.board_size, args.planes)
     except ValueError as error:
         print(f"harness models: {error}")

@@ -24,16 +24,44 @@ def build_model(name: str, board_size: int, input_planes: int, *,
     replaces its value convention. The model's name is the canonical name of
     the result and ``model.value_loss`` records the convention.
     """
+    from harness.nets.plugins import is_plugin_reference
+
+    if is_plugin_reference(name):
+        return _build_plugin(name, board_size, input_planes, heads, value_loss, seed)
     spec = with_overrides(parse_model_name(name), heads=heads, value_loss=value_loss)
     return build_from_spec(spec, board_size, input_planes, seed=seed)
 
 
-def build_from_spec(spec: ModelSpec, board_size: int, input_planes: int, *,
-                    seed: int | None = None) -> keras.Model:
+def _build_plugin(reference: str, board_size: int, input_planes: int,
+                  heads: Iterable[str] | None, value_loss: str | None, seed: int | None):
+    """A plugin's network (:mod:`harness.nets.plugins`), checked like a zoo one.
+    A factory takes no seed: with one, Keras's global seed is set first."""
+    from harness.nets.plugins import PluginError, build_plugin_model
+    from harness.nets.summary import value_loss_of
+
+    _check_board(board_size, input_planes)
+    wanted = ("policy", "value", *(h for h in (heads or ()) if h not in ("policy", "value")))
+    if seed is not None:
+        keras.utils.set_random_seed(seed)
+    model = build_plugin_model(reference, int(board_size), int(input_planes), wanted)
+    model.value_loss = value_loss_of(model)
+    if value_loss not in (None, "auto", model.value_loss):
+        raise PluginError(f"plugin model {reference!r} has a {model.value_loss} value head, "
+                          f"{value_loss} was asked for")
+    model.spec = None
+    return model
+
+
+def _check_board(board_size: int, input_planes: int) -> None:
     if not MIN_BOARD <= int(board_size) <= MAX_BOARD:
         raise ValueError(f"board size {board_size} outside {MIN_BOARD}..{MAX_BOARD}")
     if int(input_planes) < 1:
         raise ValueError(f"input planes must be at least 1, got {input_planes}")
+
+
+def build_from_spec(spec: ModelSpec, board_size: int, input_planes: int, *,
+                    seed: int | None = None) -> keras.Model:
+    _check_board(board_size, input_planes)
     make = LayerMaker(seed)
     board = keras.Input((board_size, board_size, input_planes), name="board")
     features = TRUNKS[spec.family](board, spec, make)

@@ -48,7 +48,9 @@ class ModelInfo:
     heads: tuple[str, ...] = ("policy", "value")
     value: str = "tanh"
     rules: str = ""  # "" when the writer did not know (e.g. a bare zoo model)
-    architecture: str = ""  # the zoo name when it is one, e.g. "a0.2.16"
+    # The zoo name (e.g. "a0.2.16"), or the plugin reference that built the
+    # network ("my_nets:tiny_transformer"; harness.nets.plugins), or "".
+    architecture: str = ""
 
     def __post_init__(self) -> None:
         if not self.encoder:

@@ -20,6 +20,7 @@ import keras
 from harness.files import atomic_path
 from harness.nets import layers as _registered  # noqa: F401  (registers the custom layers)
 from harness.nets.info import ModelFileError, ModelInfo, read_model_info, write_model_info
+from harness.nets.plugins import load_env_plugins
 from harness.nets.summary import heads_of, spec_of, value_loss_of
 
 _WEIGHTS_MEMBER = "model.weights.h5"  # where Keras 3 keeps the weights in a .keras archive
@@ -34,10 +35,19 @@ def model_info(model: keras.Model, *, encoder: str, rules: str = "") -> ModelInf
     convention and zoo name are read from the network itself, so the record
     cannot contradict the weights it is saved with."""
     spec = spec_of(model)
+    architecture = model.name if spec else getattr(model, "plugin", "")
     return ModelInfo(encoder=encoder, board_size=int(model.inputs[0].shape[1]),
                      heads=tuple(heads_of(model)),
                      value="sigmoid" if value_loss_of(model) == "bce" else "tanh",
-                     rules=rules, architecture=model.name if spec else "")
+                     rules=rules, architecture=architecture)
+
+
+def _unregistered_class(error: Exception) -> str | None:
+    """The class name in Keras's error for a layer it cannot find, if that is the error."""
+    import re
+
+    match = re.search(r"[Cc]ould not locate (?:class|function) '([^']+)'", str(error))
+    return match.group(1) if match else None
 
 
 def save_model(model: keras.Model, path: str | os.PathLike,
@@ -130,9 +140,18 @@ def load_model(path: str | os.PathLike) -> keras.Model:
             raise ModelFileError(f"{path}: unpacks to more than {MAX_UNPACKED_BYTES >> 30} GiB; "
                                  f"refusing to load")
         info = read_model_info(path)
+        load_env_plugins()  # the layers of plugin networks this process was told about
         model = keras.saving.load_model(path, safe_mode=True, compile=False)
     except ModelFileError:
         raise
+    except TypeError as error:
+        unknown = _unregistered_class(error)
+        if unknown is None:
+            raise ModelFileError(f"{path}: cannot load model ({error})") from error
+        raise ModelFileError(
+            f"{path}: uses layer class {unknown!r}, which no loaded plugin registers (load "
+            f"the plugin that defines it: harness --plugin MODULE, or plugins = [...])"
+        ) from error
     except Exception as error:  # corrupt archives fail in many ways inside Keras
         reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
         raise ModelFileError(
@@ -142,6 +161,8 @@ def load_model(path: str | os.PathLike) -> keras.Model:
     model.value_loss = value_loss_of(model)
     model.spec = spec_of(model)
     model.model_info = info
+    if model.spec is None and info is not None and info.architecture:
+        model.plugin = info.architecture
     if info is None and path.resolve() not in _warned:
         _warned.add(path.resolve())
         _log.warning("%s: no model info inside (written by an older harness): its encoder "

@@ -65,6 +65,13 @@ def run(args: argparse.Namespace) -> int:
     from harness.rl.run import RLRun
 
     try:
+        from harness.nets.plugins import load_plugins
+
+        load_plugins(config.plugins)
+    except ValueError as e:
+        print(f"harness rl: {e}", file=sys.stderr)
+        return 2
+    try:
         if config.init and not args.resume:
             check_init(config)  # before the run directory and its config.json are written
         if config.backend == "ray":

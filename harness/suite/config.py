@@ -20,6 +20,7 @@ from harness.config_io import ConfigError, from_mapping, read_toml
 from harness.data.settings import IngestSettings
 from harness.distributed import BackendSettings
 from harness.game.settings import GameSettings
+from harness.nets.plugins import PluginSettings, directory_name
 from harness.train.config import TrainingSettings
 
 
@@ -79,7 +80,7 @@ class BenchSection:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SuiteConfig(GameSettings, BackendSettings):
+class SuiteConfig(GameSettings, BackendSettings, PluginSettings):
     """A study. Its game settings and its backend (where ingest, datagen, RL
     self-play and tournament games run) are passed to every stage."""
 
@@ -108,13 +109,14 @@ class SuiteConfig(GameSettings, BackendSettings):
 
     def run_name(self, model: str, seed: int | None = None) -> str:
         """``NAME-MODEL``, or ``NAME-MODEL-seedS`` for every seed of a multi-seed study."""
+        model = directory_name(model)
         if not self.train.seeds:
             return f"{self.name}-{model}"
         return f"{self.name}-{model}-seed{self.seeds[0] if seed is None else seed}"
 
     def rl_run_name(self, model: str) -> str:
         """A warm-started run's name; ``SCRATCH`` names the from-scratch run."""
-        return f"{self.name}-rl-{model}"
+        return f"{self.name}-rl-{directory_name(model)}"
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -136,13 +138,17 @@ def load_suite_config(path: str | Path) -> SuiteConfig:
 
 def _check(config: SuiteConfig, path: Path) -> None:
     from harness.features import get_encoder
-    from harness.nets import parse_model_name
+    from harness.nets.plugins import load_plugins, model_spec
 
     if not config.train.models:
         raise ConfigError(f"{path} [train]: models is empty")
+    try:
+        load_plugins(config.plugins)
+    except ValueError as e:
+        raise ConfigError(f"{path}: {e}") from None
     for name in config.train.models:
         try:
-            parse_model_name(name)
+            model_spec(name)
         except ValueError as e:
             raise ConfigError(f"{path} [train]: {e}") from None
     try:

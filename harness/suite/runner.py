@@ -226,7 +226,8 @@ def ensure_zoo_table(config: SuiteConfig, log: Log) -> Path:
 
     from harness.bench.models import forward_rate
     from harness.features import get_encoder
-    from harness.nets import build_model, model_summary, parse_model_name
+    from harness.nets import build_model, model_summary
+    from harness.nets.plugins import model_spec
 
     path = config.out / "zoo.csv"
     if path.exists():
@@ -238,7 +239,7 @@ def ensure_zoo_table(config: SuiteConfig, log: Log) -> Path:
         summary = model_summary(model)
         row = {
             "model": name,
-            "family": parse_model_name(name).family,
+            "family": model_spec(name).family,
             "params": summary["params"],
             "flops": summary["flops"],
         }

@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.config_io import ConfigError, from_mapping, setting
 from harness.cpu import PRECISIONS as CPU_PRECISIONS
+from harness.nets.plugins import PluginSettings
 from harness.train.distribute import STRATEGIES
 from harness.train.pace import BudgetPace, EpochPace, Pace
 from harness.train.schedules import SCHEDULES, ScheduleSpec
@@ -152,8 +153,9 @@ class TrainingSettings(OptimizerSettings):
 
 
 @dataclass(frozen=True)
-class RunSettings:
-    """Where a training run (supervised or self-play) lives and what it starts from."""
+class RunSettings(PluginSettings):
+    """Where a training run (supervised or self-play) lives and what it starts
+    from (a checkpoint, the plugins its network comes from)."""
 
     run: str = setting("", "run name: files go to RUNS_DIR/RUN/")
     runs_dir: str = setting("models", "where runs live")

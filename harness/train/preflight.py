@@ -25,13 +25,15 @@ def resolve_config(path: str | Path | None, overrides: dict[str, Any], *,
     checkpointed optimizer); a flag or file that contradicts it is an error,
     not silently ignored.
     """
+    from harness.nets.plugins import directory_name
+
     if not resume:
         config = load_config(TrainConfig, path, overrides, table="train")
-        return config if config.run else config.replace(run=config.model)
+        return config if config.run else config.replace(run=directory_name(config.model))
     given = {**(read_table(path, "train") if path is not None else {}),
              **{k: v for k, v in overrides.items() if v is not None}}
     check_keys(TrainConfig, given, str(path) if path is not None else "flags")
-    run = given.get("run") or given.get("model")
+    run = given.get("run") or (directory_name(given["model"]) if given.get("model") else None)
     if not run:
         raise ConfigError("--resume needs the run: give --run NAME (or the config that made it)")
     run_dir = RunDir(Path(given.get("runs_dir") or TrainConfig.runs_dir) / run)
@@ -62,11 +64,20 @@ def _normal(value: Any) -> Any:
     return value
 
 
-def check_model_name(name: str):
-    from harness.nets.names import parse_model_name
+def check_plugins(config: TrainConfig) -> None:
+    from harness.nets.plugins import load_plugins
 
     try:
-        return parse_model_name(name)
+        load_plugins(config.plugins)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
+
+
+def check_model_name(name: str):
+    from harness.nets.plugins import model_spec
+
+    try:
+        return model_spec(name)
     except ValueError as e:
         message = str(e)
         raise ConfigError(message if name in message else f"unknown model {name!r}: {message}") \
@@ -90,6 +101,7 @@ def resolve_against_world(config: TrainConfig) -> tuple[TrainConfig, Any]:
     """
     from harness.train.dataset_source import read_dataset_meta
 
+    check_plugins(config)
     spec = check_model_name(config.model)
     meta = read_dataset_meta(config.data)  # missing / unreadable file: one line
     for split in filter(None, (config.train_split, config.val_split)):
@@ -123,6 +135,7 @@ def make_plan(config: TrainConfig, *, resume: bool):
         meta = None
         from harness.train.dataset_source import read_dataset_meta
 
+        check_plugins(config)
         check_model_name(config.model)
         meta = read_dataset_meta(config.data)
         check_encoder(config.encoder)
