@@ -201,6 +201,40 @@ def test_flops_per_position_match_a_count_by_hand():
     assert model_summary(build_model("mobile.small.conv.avg.bin", 19, 21))["flops"] == mobile
 
 
+def test_a_nested_bottleneck_net_matches_a_count_by_hand():
+    # b3c12nbt.conv.avg on 9x9 with 17 planes: trunk 12, inner blocks at 6, of
+    # which 2 pooled in the third (pooled) block. Convolutions carry no bias;
+    # every batch norm counts 4 numbers per channel (as Keras counts them).
+    bn = 4
+    stem = 9 * 17 * 12
+    preact6 = 2 * (bn * 6 + 9 * 6 * 6)
+    squeeze_expand = bn * 12 + 12 * 6 + bn * 6 + 6 * 12
+    plain = squeeze_expand + 2 * preact6
+    pooled_inner = (bn * 6 + 9 * 6 * 4 + 9 * 6 * 2 + bn * 2 + (2 * 2 * 4 + 4)
+                    + bn * 4 + 9 * 4 * 6)
+    pooled = squeeze_expand + pooled_inner + preact6
+    heads = 12 + (12 * 50 + 50) + (50 + 1)  # conv policy; pooled value 50, 1
+    by_hand = stem + 2 * plain + pooled + bn * 12 + heads
+    assert by_hand == 7_333
+    model = build_model("b3c12nbt.conv.avg", 9, 17)
+    assert model.count_params() == by_hand
+    macs = (9 * 17 * 12 + 2 * (12 * 6 + 4 * 9 * 6 * 6 + 6 * 12)
+            + (12 * 6 + 9 * 6 * 4 + 9 * 6 * 2 + 9 * 4 * 6 + 2 * 9 * 6 * 6 + 6 * 12) + 12) * 81
+    assert model_summary(model)["flops"] == 2 * macs + 2 * (4 * 4) + 2 * (12 * 50 + 50)
+
+
+def test_a_transformer_counts_attention_and_token_wise_layers_by_hand():
+    # transformer.tiny on 9x9, 3 planes: 81 tokens of 16, 2 blocks of 2 heads of 8.
+    t, w = 81, 16
+    model = build_model("transformer.tiny", 9, 3)
+    embed = (3 * w + w) + t * w
+    block = 2 * w + (4 * w * w + 4 * w) + 2 * w + (w * 2 * w + 2 * w) + (2 * w * w + w)
+    heads = w + (w * 50 + 50) + 51
+    assert model.count_params() == embed + 2 * block + 2 * w + heads
+    macs = t * 3 * w + 2 * (4 * t * w * w + 2 * t * t * w + 2 * t * w * 2 * w) + t * w
+    assert model_summary(model)["flops"] == 2 * macs + 2 * (w * 50 + 50)
+
+
 def test_summary_reports_heads_params_and_value_convention():
     info = model_summary(build_model("garb.tiny", 9, 17))
     assert info["heads"] == ["policy", "value", "ownership", "score"]

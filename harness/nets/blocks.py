@@ -91,11 +91,44 @@ def garb_block(x, filters: int, make: LayerMaker):
     """Global attention residual block (NoGoZero+ 3.2.1), pre-activation style:
     two convolutions split the input into X and G, G biases X through the
     global pooling structure, a last convolution restores the width."""
+    return global_pooling_block(x, filters, *garb_split(filters), make)
+
+
+def global_pooling_block(x, filters: int, x_width: int, g_width: int, make: LayerMaker):
+    """A pre-activation residual block whose first convolution is split into
+    ``x_width`` regular channels and ``g_width`` channels pooled over the board
+    into a bias of the regular ones (NoGoZero+'s GARB, KataGo's gpool block)."""
     t = make.bn_relu(x)
-    x_width, g_width = garb_split(filters)
     biased = global_pooling_bias(make.conv(x_width, 3, bias=False)(t),
                                  make.conv(g_width, 3, bias=False)(t), make)
     y = make.conv(filters, 3, bias=False)(make.bn_relu(biased))
+    return layers.Add()([x, y])
+
+
+def nbt_widths(channels: int) -> tuple[int, int]:
+    """KataGo's nested-bottleneck widths: the inner blocks run at half the
+    trunk, a third of which is pooled in a global-pooling block (b18c384nbt:
+    192 and 64)."""
+    mid = max(2, channels // 2)
+    return mid, max(1, mid // 3)
+
+
+def nested_bottleneck_block(x, channels: int, make: LayerMaker, *, pooled: bool,
+                            inner: int = 2):
+    """KataGo's nested-bottleneck residual block: a 1x1 convolution to half
+    the width, ``inner`` pre-activation residual blocks there (the first with
+    global pooling when ``pooled``), a 1x1 convolution back, added to the
+    trunk. Every convolution is pre-activated (BN, ReLU, conv). KataGo's
+    pooling also feeds the mean scaled by board width, a constant multiple
+    of the mean on one board size, so mean and max are pooled here."""
+    mid, gpool = nbt_widths(channels)
+    y = make.conv(mid, 1, bias=False)(make.bn_relu(x))
+    for i in range(inner):
+        if pooled and i == 0:
+            y = global_pooling_block(y, mid, mid - gpool, gpool, make)
+        else:
+            y = preact_block(y, mid, make)
+    y = make.conv(channels, 1, bias=False)(make.bn_relu(y))
     return layers.Add()([x, y])
 
 

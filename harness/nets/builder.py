@@ -29,6 +29,10 @@ class LayerMaker:
             return kind
         return keras.initializers.get({"class_name": kind, "config": {"seed": seed}})
 
+    def initializer(self):
+        """A seeded Glorot initializer for a stock layer built elsewhere."""
+        return self._init("GlorotUniform")
+
     def conv(self, filters: int, kernel: int = 3, *, bias: bool = True, activation=None,
              name: str | None = None) -> layers.Conv2D:
         return layers.Conv2D(filters, kernel, padding="same", use_bias=bias,

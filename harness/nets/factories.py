@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 import keras
+from keras import layers
 
 from harness.nets import blocks
 from harness.nets import heads as head_fns
 from harness.nets.builder import LayerMaker
+from harness.nets.layers import PointEmbedding
 from harness.nets.names import ModelSpec, parse_model_name, with_overrides
 
 MIN_BOARD, MAX_BOARD = 2, 25
@@ -155,6 +157,37 @@ def qiqiao_trunk(x, spec: ModelSpec, make: LayerMaker):
     return x
 
 
+def nbt_trunk(x, spec: ModelSpec, make: LayerMaker):
+    """KataGo's nested-bottleneck tower (b18c384nbt's design): a 3x3 stem,
+    then ``blocks`` nested-bottleneck blocks, global pooling inside every
+    third one from the third on, and a final BN+ReLU for the heads."""
+    x = make.conv(spec.width, 3, bias=False)(x)
+    for i in range(spec.blocks):
+        x = blocks.nested_bottleneck_block(x, spec.width, make, pooled=i % 3 == 2)
+    return make.bn_relu(x)
+
+
+def transformer_trunk(x, spec: ModelSpec, make: LayerMaker):
+    """One token per point: a linear embedding of its input planes plus a
+    learned per-point vector, then ``blocks`` pre-norm blocks (multi-head
+    self-attention over all points, then a two-layer MLP of twice the width,
+    each added back), a final layer norm, and the points back on the board
+    for the heads. The MLP's activation is SiLU, not GELU: exact GELU
+    exports to ONNX as Erfc, which ONNX Runtime's opset 15 lacks."""
+    size = x.shape[1]
+    tokens = layers.Reshape((size * size, x.shape[-1]))(x)
+    tokens = PointEmbedding()(make.dense(spec.width)(tokens))
+    for _ in range(spec.blocks):
+        t = layers.LayerNormalization()(tokens)
+        t = layers.MultiHeadAttention(spec.attention_heads, spec.width // spec.attention_heads,
+                                      kernel_initializer=make.initializer())(t, t)
+        tokens = layers.Add()([tokens, t])
+        t = make.dense(2 * spec.width, activation="silu")(layers.LayerNormalization()(tokens))
+        tokens = layers.Add()([tokens, make.dense(spec.width)(t)])
+    tokens = layers.LayerNormalization()(tokens)
+    return layers.Reshape((size, size, spec.width))(tokens)
+
+
 TRUNKS = {
     "resnet": resnet_trunk,
     "mobile": mobile_trunk,
@@ -162,4 +195,6 @@ TRUNKS = {
     "mao": mao_trunk,
     "garb": garb_trunk,
     "qiqiao": qiqiao_trunk,
+    "nbt": nbt_trunk,
+    "transformer": transformer_trunk,
 }

@@ -1,7 +1,7 @@
-"""The zoo's two custom Keras layers; everything else is built from stock layers.
+"""The zoo's custom Keras layers; everything else is built from stock layers.
 
-Both use ``keras.ops`` only (no TensorFlow calls) so the models run on any
-Keras backend, and both are registered so ``.keras`` files load with
+All use ``keras.ops`` only (no TensorFlow calls) so the models run on any
+Keras backend, and all are registered so ``.keras`` files load with
 ``safe_mode=True``.
 """
 
@@ -145,3 +145,25 @@ class FusedBatchNormalization(keras.layers.BatchNormalization):
         return tf.compat.v1.nn.fused_batch_norm(
             inputs, self.gamma, self.beta, mean=self.moving_mean,
             variance=self.moving_variance, epsilon=self.epsilon, is_training=False)[0]
+
+
+@keras.saving.register_keras_serializable(package="harness")
+class PointEmbedding(keras.layers.Layer):
+    """A learned vector per board point added to that point's token: the
+    transformer's position encoding (absolute, so it learns edges, corners
+    and the 3-4 points of its board size)."""
+
+    def __init__(self, initializer="zeros", **kwargs):
+        super().__init__(**kwargs)
+        self.initializer = keras.initializers.get(initializer)
+
+    def build(self, input_shape):
+        self.table = self.add_weight(shape=tuple(input_shape[1:]), name="table",
+                                     initializer=self.initializer)
+
+    def call(self, tokens):
+        return tokens + ops.cast(self.table, tokens.dtype)
+
+    def get_config(self):
+        return {**super().get_config(),
+                "initializer": keras.initializers.serialize(self.initializer)}

@@ -23,6 +23,8 @@ FAMILY_WORDS: dict[str, tuple[str, ...]] = {
     "garb": ("garb",),
     "resnet18": ("resnet18",),
     "qiqiao": ("qiqiao",),
+    "nbt": ("nbt",),  # KataGo's style, b{blocks}c{channels}nbt, is its canonical spelling
+    "transformer": ("transformer",),
 }
 _WORD_TO_FAMILY = {w: f for f, words in FAMILY_WORDS.items() for w in words}
 
@@ -34,7 +36,10 @@ NUMBER_FIELDS: dict[str, tuple[str, ...]] = {
     "garb": ("blocks", "width"),
     "resnet18": ("width",),
     "qiqiao": ("conv1", "conv2", "conv3"),
+    "nbt": ("blocks", "width"),
+    "transformer": ("blocks", "width", "attention_heads"),
 }
+_NBT = re.compile(r"b(\d+)c(\d+)nbt")  # KataGo's name of a nested-bottleneck net
 FORMS = (
     "a0.BLOCKS.FILTERS",
     "mobile.BLOCKS.TRUNK.EXPANSION",
@@ -42,6 +47,8 @@ FORMS = (
     "garb.BLOCKS.CHANNELS",
     "resnet18.WIDTH",
     "qiqiao.C1.C2.C3",
+    "bBLOCKScCHANNELSnbt",
+    "transformer.BLOCKS.WIDTH.HEADS",
 )
 OPTIONS = (
     "conv", "avg", "az", "bin", "mse", "golois", "agz", "stem3", "own", "noown", "score",
@@ -59,6 +66,9 @@ _DEFAULT_HEADS: dict[str, tuple[str, str]] = {
     "garb": ("az", "az"),
     "resnet18": ("az", "az"),
     "qiqiao": ("qiqiao", "qiqiao"),
+    "nbt": ("az", "az"),
+    # Per-point tokens: per-token policy logits and a pooled value are natural.
+    "transformer": ("conv", "avg"),
 }
 _DEFAULT_VALUE_LOSS = {"garb": "bce"}  # NoGoZero+ trains a win/loss cross-entropy
 _DEFAULT_AUX = {"garb": (True, True)}  # NoGoZero+ multitask: dominion and score heads
@@ -85,6 +95,10 @@ _SIZES: dict[tuple[str, str], dict[object, tuple[int, ...]]] = {
     ("qiqiao", ""): {None: (32, 64, 128)},
     ("qiqiao", "small"): {None: (16, 32, 64)},
     ("qiqiao", "tiny"): {None: (8, 16, 32)},
+    ("nbt", "small"): {None: (4, 64)},
+    ("nbt", "tiny"): {None: (2, 16)},
+    ("transformer", "small"): {None: (4, 64, 4)},
+    ("transformer", "tiny"): {None: (2, 16, 2)},
 }
 
 
@@ -104,6 +118,7 @@ class ModelSpec:
     expansion: int = 0
     pieces: int = 0
     conv_widths: tuple[int, ...] = ()
+    attention_heads: int = 0  # a transformer's heads per attention layer
     policy_head: str = "az"
     value_head: str = "az"
     value_loss: str = "mse"  # "mse": tanh in [-1, 1]; "bce": sigmoid in [0, 1]
@@ -138,9 +153,12 @@ def parse_model_name(name: str) -> ModelSpec:
     if any(not t for t in tokens):
         _fail(name, "empty token (two dots in a row, or a dot at an end)")
     family = _WORD_TO_FAMILY.get(tokens[0])
+    numbers: list[int] = []
+    nbt = _NBT.fullmatch(tokens[0])
+    if nbt:
+        family, numbers = "nbt", [int(nbt.group(1)), int(nbt.group(2))]
     if family is None:
         _fail(name, f"unknown family {tokens[0]!r}")
-    numbers: list[int] = []
     words: dict[str, str] = {}
     for token in tokens[1:]:
         if token.isdigit():
@@ -212,6 +230,10 @@ def _build_spec(name: str, family: str, numbers: list[int], words: dict[str, str
         golois = words["block"] == "golois"
     if family == "garb" and numbers[1] < 3:
         _fail(name, "garb needs at least 3 channels (X and G take 2C/3 and C/3)")
+    if family == "nbt" and numbers[1] < 6:
+        _fail(name, "nbt needs at least 6 channels (inner blocks at C/2, a third of it pooled)")
+    if family == "transformer" and numbers[1] % numbers[2]:
+        _fail(name, f"transformer width {numbers[1]} must divide into {numbers[2]} heads")
 
     dropout = DEFAULT_MAO_DROPOUT if family == "mao" else 0.0
     if "dN" in words:
@@ -237,6 +259,7 @@ def _build_spec(name: str, family: str, numbers: list[int], words: dict[str, str
         expansion=sizes.get("expansion", 0),
         pieces=sizes.get("pieces", 0),
         conv_widths=conv_widths,
+        attention_heads=sizes.get("attention_heads", 0),
         policy_head=policy,
         value_head=value,
         value_loss=value_loss,
@@ -302,6 +325,9 @@ def canonical_name(spec: ModelSpec) -> str:
         numbers = spec.conv_widths
     else:
         numbers = tuple(getattr(spec, f) for f in NUMBER_FIELDS[family])
+    if family == "nbt":
+        tokens[0] = f"b{spec.blocks}c{spec.width}nbt"
+        return ".".join(tokens)
     tokens.extend(str(n) for n in numbers)
     return ".".join(tokens)
 

@@ -48,6 +48,12 @@ PRESETS: tuple[Preset, ...] = (
     Preset("qiqiao.tiny", "Qiqiao 4 (tiny)", "tiny"),
     Preset("qiqiao.small", "Qiqiao 4 (narrow)", "small"),
     Preset("qiqiao", "Qiqiao 4 (three-convolution net)", "full"),
+    Preset("nbt.tiny", "KataGo nested-bottleneck blocks with global pooling (tiny)", "tiny"),
+    Preset("nbt.small", "KataGo nested-bottleneck blocks with global pooling (narrow)", "small"),
+    Preset("b6c96nbt.conv.avg", "KataGo b6c96 layout, nested-bottleneck blocks", "small"),
+    Preset("b18c384nbt.conv.avg", "KataGo b18c384nbt (its heads: the harness's)", "full"),
+    Preset("transformer.tiny", "Pre-norm transformer on per-point tokens (tiny)", "tiny"),
+    Preset("transformer.small", "Pre-norm transformer on per-point tokens (narrow)", "small"),
 )
 _BY_NAME = {p.name: p for p in PRESETS}
 

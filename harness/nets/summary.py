@@ -42,8 +42,28 @@ def flops_per_position(model: keras.Model) -> int:
             total += 2 * kh * kw * fan_in * filters * height * width
         elif isinstance(layer, keras.layers.Dense):
             fan_in, units = layer.kernel.shape
-            total += 2 * fan_in * units
+            total += 2 * fan_in * units * _tokens(layer.input.shape)
+        elif isinstance(layer, keras.layers.MultiHeadAttention):
+            total += _attention_flops(layer)
     return int(total)
+
+
+def _tokens(shape) -> int:
+    """Vectors a dense layer is applied to: 1 for a flat input, the points for
+    a transformer's (batch, points, width) tokens."""
+    n = 1
+    for d in shape[1:-1]:
+        n *= int(d)
+    return n
+
+
+def _attention_flops(layer) -> int:
+    """Self-attention over T tokens of width W with H heads of size D: the
+    query, key, value and output projections (4 x 2 T W H D) and the scores
+    and their weighted sum (2 x 2 T^2 H D)."""
+    t = _tokens(layer.output.shape)
+    width, heads, size = layer.query_dense.kernel.shape
+    return int(4 * 2 * t * width * heads * size + 2 * 2 * t * t * heads * size)
 
 
 def heads_of(model: keras.Model) -> list[str]:
