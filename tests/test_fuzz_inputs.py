@@ -110,6 +110,7 @@ HOSTILE = [
     # node, values past a column, non-finite numbers, line breaks in values,
     # byte-order marks and text in another encoding than the one declared.
     b";AB[aa:ss]AE[aa:ss]" * 50,
+    b";B[dd]AE[aa:ss]AB[aa:ss];W[pp]AE[aa:ss]" * 60,  # setup events between moves
     b"AB[aa:ss]" * 200,
     b"HA[128]",
     b"KM[1e309]",

@@ -54,7 +54,7 @@ def test_setup_after_moves_becomes_an_event_before_the_next_move():
     assert record.moves == [(BLACK, point("ee", 9)), (WHITE, point("cc", 9)), (WHITE, 30)]
     (event,) = record.setup_events
     assert event.before_move == 2
-    assert event.black == [point("gg", 9)] and event.empty == [point("ee", 9)]
+    assert event.black.tolist() == [point("gg", 9)] and event.empty.tolist() == [point("ee", 9)]
 
 
 def test_setup_rectangles_are_expanded():
@@ -217,7 +217,7 @@ def test_setup_points_are_each_kept_once_where_their_last_edit_put_them():
     # Mid-game: one event, its points in the order of their edits.
     later = parse_sgf_bytes(b"(;GM[1]SZ[9];B[ee];AB[aa:ba][aa];AE[cc])", "t")[0]
     (event,) = later.setup_events
-    assert (event.before_move, event.black, event.empty) == (1, [1, 0], [20])
+    assert (event.before_move, event.black.tolist(), event.empty.tolist()) == (1, [1, 0], [20])
 
 
 def test_a_whole_board_setup_repeated_is_expanded_once_and_stays_unshared():

@@ -167,9 +167,7 @@ def _convert(record, settings: ConvertSettings) -> RecordOutcome:
     )
     setup = (record.setup_black, record.setup_white, record.setup_empty)
     setup += tuple(
-        tuple(pts)
-        for e in record.setup_events
-        for pts in ([e.before_move], e.black, e.white, e.empty)
+        pts for e in record.setup_events for pts in ([e.before_move], e.black, e.white, e.empty)
     )
     info = GameInfo(
         source=record.source,

@@ -78,9 +78,8 @@ def game_digest(size: int, setup: tuple, moves: np.ndarray) -> str:
     """
     h = hashlib.blake2b(digest_size=16)
     h.update(np.int16(size).tobytes())
-    for points in setup:
-        h.update(b"|")
-        h.update(np.sort(np.asarray(points, np.int16)).tobytes())
+    h.update(b"".join(b"|" + np.sort(np.asarray(points, np.int16)).tobytes()
+                      for points in setup))
     h.update(b"|")
     h.update(np.ascontiguousarray(moves, np.int16).tobytes())
     return h.hexdigest()

@@ -62,14 +62,35 @@ from harness.sgf.parser import (
 from harness.sgf.text import decode_text, normalise_charset
 
 
-@dataclass
+@dataclass(eq=False)
 class SetupEvent:
-    """Stones placed or removed after ``before_move`` moves have been played."""
+    """Stones placed or removed after ``before_move`` moves have been played.
+
+    The points are integer arrays: a record that sets up the whole board
+    after every move (``AE[aa:ss]AB[aa:ss]``: 722 points from 19 bytes) is
+    parsed, replayed and hashed without a Python object per point.
+    """
 
     before_move: int
-    black: list[int] = field(default_factory=list)
-    white: list[int] = field(default_factory=list)
-    empty: list[int] = field(default_factory=list)
+    black: np.ndarray = field(default_factory=lambda: _NO_POINTS)
+    white: np.ndarray = field(default_factory=lambda: _NO_POINTS)
+    empty: np.ndarray = field(default_factory=lambda: _NO_POINTS)
+
+    def __post_init__(self) -> None:
+        for name in ("black", "white", "empty"):
+            setattr(self, name, np.asarray(getattr(self, name), np.intp).reshape(-1))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SetupEvent):
+            return NotImplemented
+        return self.before_move == other.before_move and all(
+            np.array_equal(getattr(self, n), getattr(other, n))
+            for n in ("black", "white", "empty"))
+
+    __hash__ = None  # mutable, like the dataclass it was
+
+
+_NO_POINTS = np.zeros(0, np.intp)
 
 
 @dataclass
@@ -303,6 +324,7 @@ _TEXT_FIELDS = {
     b"DT": "date",
 }
 _SETUP = {b"AB": BLACK, b"AW": WHITE, b"AE": EMPTY}
+_SETUP_SLOT = {BLACK: 0, WHITE: 1, EMPTY: 2}  # a colour's place in SetupEvent's fields
 _SKIP_ROOT = {b"SZ", b"CA", b"FF", b"GM"} | _INFO | set(_SETUP)
 
 
@@ -368,6 +390,7 @@ def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: by
     setup_edit = np.zeros(size * size, np.int64)
     edits = 0
     events = record.setup_events
+    event_points: list[tuple[list, list, list]] = []  # per event: black, white, empty parts
     node = -1
     comment = None
     for color, point, ident, group, semi, _paren, junk in tokens:
@@ -402,7 +425,8 @@ def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: by
                 else:
                     if not events or events[-1].before_move != len(moves):
                         events.append(SetupEvent(len(moves)))
-                    _points_of(events[-1], color).extend(points.tolist())
+                        event_points.append(([], [], []))
+                    event_points[-1][_SETUP_SLOT[color]].append(points)
             elif ident == b"C":
                 comment = group
             elif ident in _INFO or (node == 0 and ident in _ROOT_INFO):
@@ -418,6 +442,9 @@ def _fill(record: GameRecord, tokens: list[Token], keep_comments: bool, text: by
         error = None
     if comment is not None:
         _comment(record, comment, node, charset, keep_comments)
+    for event, parts in zip(events, event_points, strict=True):
+        event.black, event.white, event.empty = (
+            np.concatenate(part) if part else _NO_POINTS for part in parts)
     touched = np.flatnonzero(setup_color >= 0)
     touched = touched[np.argsort(setup_edit[touched], kind="stable")]
     for color, points in ((BLACK, record.setup_black), (WHITE, record.setup_white),
@@ -473,10 +500,6 @@ def _last_of_each(points: np.ndarray) -> np.ndarray:
         return points
     _, first_from_end = np.unique(points[::-1], return_index=True)
     return points[np.sort(len(points) - 1 - first_from_end)]
-
-
-def _points_of(event: SetupEvent, color: int) -> list[int]:
-    return event.black if color == BLACK else event.white if color == WHITE else event.empty
 
 
 def _text(group: bytes, charset: str | None) -> str:

@@ -156,14 +156,32 @@ def replay_positions(
     start = 0
     for event in events:
         start = _play_span(boards, geo, colors, points, start, min(event.before_move, n), out)
-        stones = boards.stones[0]
-        for color, pts in ((BLACK, event.black), (WHITE, event.white), (EMPTY, event.empty)):
-            stones[np.asarray(pts, np.intp)] = color
-        K.rebuild(boards, 0, geo.neighbours, geo.zobrist)
-        _check_setup(boards, size, event.before_move)
-        out[start] = stones  # the position the next move is played in
+        dead = _apply_setup(boards, event.black, event.white, event.empty, geo.neighbours,
+                            geo.zobrist)
+        if dead >= 0:
+            raise ReplayError(f"setup before move {event.before_move + 1} leaves a group "
+                              f"without liberties at {point_to_gtp(dead, size)}")
+        out[start] = boards.stones[0]  # the position the next move is played in
     _play_span(boards, geo, colors, points, start, n, out)
     return out
+
+
+@njit(cache=True)
+def _apply_setup(b, black, white, empty, nbr, zob):
+    """Place a setup event's stones on game 0 and rebuild its groups: the
+    first point of a group left without liberties, or -1. One compiled call
+    per event: a record may set up the whole board after every move."""
+    for p in black:
+        b.stones[0, p] = BLACK
+    for p in white:
+        b.stones[0, p] = WHITE
+    for p in empty:
+        b.stones[0, p] = EMPTY
+    K.rebuild(b, 0, nbr, zob)
+    for p in range(b.stones.shape[1]):
+        if b.stones[0, p] != EMPTY and b.head[0, p] == p and b.libs[0, p] == 0:
+            return p
+    return -1
 
 
 def replay_records(
