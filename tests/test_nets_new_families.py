@@ -1,4 +1,5 @@
-"""KataGo's nested-bottleneck nets and the transformer through self-play and play.
+"""KataGo's nested-bottleneck nets, the transformer and a plugin's network
+through self-play and play.
 
 Supervised training and the save/load round trip are covered with every
 preset (tests/test_nets_presets.py); here each new family plays self-play
@@ -8,14 +9,19 @@ searching player.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from harness.config_io import from_mapping
 from harness.rl.config import RLConfig
 from harness.rl.run import RLRun
 
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "my_nets.py"
 
-@pytest.mark.parametrize("model", ["nbt.tiny", "transformer.tiny"])
+
+@pytest.mark.parametrize("model", ["nbt.tiny", "transformer.tiny", f"{EXAMPLE}:dilated_tiny"],
+                         ids=["nbt", "transformer", "plugin"])
 def test_a_new_family_plays_self_play_learns_from_it_and_plays_a_game(tmp_path, model):
     from harness.api import play_game
 

@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from tiny_study import tiny_suite
 
-from harness.nets import build_model, load_model, model_info, save_model
+from harness.nets import build_model, load_model, model_info, model_summary, save_model
 from harness.nets.info import ModelFileError
 from harness.nets.plugins import PluginError, load_plugins, model_spec
 
@@ -67,6 +67,7 @@ def test_a_factory_is_named_by_file_module_or_registered_name(tmp_path, monkeypa
     assert sorted(by_file.output_names) == ["ownership", "policy", "score", "value"]
     assert by_name.plugin == "dilated_tiny" and by_name.value_loss == "mse"
     assert model_spec("dilated_tiny").family == "plugin"
+    assert model_summary(by_name)["family"] == "plugin"
     assert model_spec("a0.tiny").family == "resnet"
 
 

@@ -360,5 +360,6 @@ def _form(family: str) -> str:
 def _fail(name: object, problem: str) -> None:
     raise ValueError(
         f"bad model name {name!r}: {problem}; accepted forms: {', '.join(FORMS)}, with options "
-        f"{' '.join(OPTIONS)}; presets in `harness models` (see docs/models.md)"
+        f"{' '.join(OPTIONS)}; presets in `harness models` (see docs/models.md); a network "
+        f"of your own: MODULE:FUNCTION or a plugin's name (docs/plugins.md)"
     )

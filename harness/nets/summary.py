@@ -90,7 +90,9 @@ def spec_of(model: keras.Model) -> ModelSpec | None:
 
 def _family(model: keras.Model) -> str:
     spec = spec_of(model)
-    return spec.family if spec else "unknown"
+    if spec:
+        return spec.family
+    return "plugin" if getattr(model, "plugin", "") else "unknown"
 
 
 def _size(weight) -> int:
