@@ -311,3 +311,56 @@ def test_the_suite_fills_in_its_own_dataset_where_an_rl_config_says_suite(tmp_pa
     assert out["selfplay"]["start_dataset"] == "other.h5"
     assert out["monitor"]["dataset"] == str(tmp_path / "quick.h5")
     assert values["train"]["mix_dataset"] == "suite"  # the caller's mapping is left alone
+
+
+def test_the_moving_average_plays_while_training_continues_on_the_raw_weights(tmp_path):
+    from harness.nets import load_model
+    from harness.rl.run import RLRun
+
+    config = tiny_run(tmp_path, "ema", 2, train={"ema_decay": 0.5})
+    rl = RLRun(config, log=lambda _: None)
+    state = rl.run(generations=1)
+    run = tmp_path / "ema"
+    net = state.nets["main"]
+    assert (net.checkpoint, net.trainer) == ("models/gen-0001.keras", "models/raw/gen-0001.keras")
+    raw = load_model(run / net.trainer).get_weights()
+    played = load_model(run / net.checkpoint).get_weights()
+    learner = rl.learners["main"]
+    # The file that plays holds exactly the learner's average (the steps'
+    # arithmetic: the next test), not the raw weights training goes on from.
+    assert all(np.array_equal(p, a) for p, a in zip(played, learner.average, strict=True))
+    assert all(np.array_equal(r, w) for r, w in zip(raw, learner.model.get_weights(),
+                                                     strict=True))
+    assert any(not np.allclose(p, r) for p, r in zip(played, raw, strict=True))
+    assert state.best == net.checkpoint  # self-play and gating read the average
+
+    # A resumed run reads the raw weights to train on and the average back.
+    resumed = RLRun(config, log=lambda _: None)
+    learner = resumed._learner(resumed.read_state(), "main")
+    assert learner.checkpoint == run / net.trainer
+    assert all(np.array_equal(a, p) for a, p in zip(learner.average, played, strict=True))
+    state = resumed.run(resume=True)
+    assert state.generation == 3 and (run / "models" / "raw" / "gen-0002.keras").exists()
+
+
+def test_the_moving_average_is_the_decayed_sum_of_the_steps():
+    from harness.rl.learner import Learner
+    from harness.rl.run import MAIN
+
+    config = from_mapping(RLConfig, {"run": "x", "board_size": 5, "encoder": "agz17",
+                                     "model": "a0.tiny", "train": {"ema_decay": 0.75}}, "t")
+    learner = Learner.fresh(MAIN, config, "a0.tiny")
+    w0 = learner.model.get_weights()
+    w1 = [w + 1.0 for w in w0]
+    learner.model.set_weights(w1)
+    learner._average_step()
+    w2 = [w + 3.0 for w in w0]
+    learner.model.set_weights(w2)
+    learner._average_step()
+    expected = [0.75 * (0.75 * a + 0.25 * b) + 0.25 * c for a, b, c in zip(w0, w1, w2, strict=True)]
+    assert all(np.allclose(a, e) for a, e in zip(learner.average, expected, strict=True))
+    with learner.averaged() as model:
+        assert all(np.allclose(w, e) for w, e in zip(model.get_weights(), expected, strict=True))
+    assert all(np.array_equal(w, r) for w, r in zip(learner.model.get_weights(), w2, strict=True))
+    with pytest.raises(ConfigError, match="ema_decay"):
+        from_mapping(RLConfig, {"run": "x", "train": {"ema_decay": 1.0}}, "t")

@@ -84,9 +84,15 @@ class LearnerSettings(OptimizerSettings):
     # rising linearly to its full weight over value_weight_ramp generations.
     value_weight_initial: float = 1.0
     value_weight_ramp: int = 0
+    # KataGo: the network that plays, is gated and is published is an
+    # exponential moving average of the weights (decay per optimizer step);
+    # training continues on the raw weights. 0: off.
+    ema_decay: float = 0.0
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if not 0.0 <= self.ema_decay < 1.0:
+            raise ValueError(f"ema_decay must be in [0, 1), got {self.ema_decay}")
         if self.steps < 0:
             raise ValueError("train steps must be >= 0")
         if self.anchor_kl < 0 or not 0 < self.anchor_kl_decay <= 1:

@@ -87,8 +87,11 @@ class Learner:
         self.config = config
         self.value_loss = model_value_loss(model)
         self.heads = model_heads(model)
-        self.checkpoint: Path | None = None  # the file holding the current weights
+        self.checkpoint: Path | None = None  # the file holding the current (raw) weights
         self._anchor = None
+        # [train] ema_decay: the moving average of model.weights (get_weights order).
+        self.average: list[np.ndarray] | None = (
+            [np.array(w) for w in model.get_weights()] if config.train.ema_decay else None)
 
     @classmethod
     def fresh(cls, name: str, config: RLConfig, model_name: str, init: str = "") -> Learner:
@@ -114,8 +117,11 @@ class Learner:
         return cls(name, model, config)
 
     @classmethod
-    def load(cls, name: str, config: RLConfig, path: Path) -> Learner:
-        """A learner from its checkpoint, optimizer state included."""
+    def load(cls, name: str, config: RLConfig, path: Path,
+             averaged: Path | None = None) -> Learner:
+        """A learner from its checkpoint, optimizer state included, and its
+        weights' moving average from ``averaged`` (the network it plays)."""
+        from harness.nets import load_model
         from harness.train.checkpoints import load_checkpoint
         from harness.train.trainer import exclude_from_decay
 
@@ -123,6 +129,8 @@ class Learner:
         exclude_from_decay(model.optimizer)
         learner = cls(name, model, config)
         learner.checkpoint = Path(path)
+        if learner.average is not None and averaged is not None:
+            learner.average = [np.array(w) for w in load_model(averaged).get_weights()]
         return learner
 
     @property
@@ -174,6 +182,7 @@ class Learner:
                             np.asarray(predict_batch(anchor, x)["policy"]), beta)
                     logs = self.model.train_on_batch(x, targets, sample_weight=weights,
                                                      return_dict=True)
+                    self._average_step()
                     for key, value in logs.items():
                         sums[key] = sums.get(key, 0.0) + float(value)
         finally:
@@ -205,11 +214,40 @@ class Learner:
             self._anchor = model
         return self._anchor
 
-    def save(self, path: Path) -> Path:
+    def _average_step(self) -> None:
+        if self.average is None:
+            return
+        decay = self.config.train.ema_decay
+        for mean, weight in zip(self.average, self.model.get_weights(), strict=True):
+            mean *= decay
+            mean += (1.0 - decay) * weight
+
+    @contextlib.contextmanager
+    def averaged(self):
+        """The model holding the moving average of its weights (its raw ones
+        again afterwards); the raw model without ``[train] ema_decay``."""
+        if self.average is None:
+            yield self.model
+            return
+        raw = self.model.get_weights()
+        self.model.set_weights(self.average)
+        try:
+            yield self.model
+        finally:
+            self.model.set_weights(raw)
+
+    def save(self, path: Path, raw: Path | None = None) -> Path:
+        """The network that plays to ``path``; with a moving average, the raw
+        weights and optimizer (what training continues from) to ``raw``."""
         from harness.nets import save_model
 
-        self.checkpoint = save_model(self.model, path)
-        return self.checkpoint
+        if self.average is None:
+            self.checkpoint = save_model(self.model, path)
+            return self.checkpoint
+        self.checkpoint = save_model(self.model, raw)
+        with self.averaged() as model:
+            save_model(model, path)
+        return Path(path)
 
 
 def _value_loss(model) -> str:

@@ -7,6 +7,8 @@ Layout of ``RUN/`` (every file written atomically)::
     models/gen-NNNN.keras        the self-play lineage after generation N (0: initial)
     models/large-gen-NNNN.keras  the curriculum's large network (each file records its
                                  encoder, so ``mcts:RUN/models/gen-NNNN.keras`` just works)
+    models/raw/...               with ``[train] ema_decay``: the raw weights and optimizer
+                                 training continues from (models/ then holds their average)
     buffer/gen-NNNN.h5           generation N's games (see ``harness.rl.buffer``)
     games/gen-NNNN/*.sgf         every self-play game
     stats/gen-NNNN.json, stats.csv   per-generation figures
@@ -59,7 +61,10 @@ class NetState:
     """One network's lineage: its latest checkpoint and its history."""
 
     model: str
-    checkpoint: str  # relative to the run directory
+    checkpoint: str  # the network that plays, relative to the run directory
+    # With [train] ema_decay the learner's raw weights and optimizer (the
+    # checkpoint holds their moving average); "": the checkpoint itself.
+    trainer: str = ""
     policy_losses: list[float] = field(default_factory=list)
     promotions: list[bool] = field(default_factory=list)
 
@@ -127,14 +132,13 @@ class RLRun:
         save_config(config, self.path / "config.json")
         state = GenerationState(window=config.window.initial)
         main = Learner.fresh(MAIN, config, config.model, config.init)
-        self._save_learner(main, 0)
         name = main.model.name if config.init else config.model  # a checkpoint names itself
-        state.nets[MAIN] = NetState(name, self._rel(self.model_path(MAIN, 0)))
+        state.nets[MAIN] = NetState(name, "")
+        self._save_learner(main, state.nets[MAIN], 0)
         if config.curriculum.enabled:
             large = Learner.fresh(LARGE, config, config.curriculum.model)
-            self._save_learner(large, 0)
-            state.nets[LARGE] = NetState(config.curriculum.model,
-                                         self._rel(self.model_path(LARGE, 0)))
+            state.nets[LARGE] = NetState(config.curriculum.model, "")
+            self._save_learner(large, state.nets[LARGE], 0)
         self.learners = {MAIN: main, **({LARGE: large} if config.curriculum.enabled else {})}
         state.best = state.nets[MAIN].checkpoint
         self.write_state(state)
@@ -146,8 +150,13 @@ class RLRun:
     def _rel(self, path: Path) -> str:
         return str(path.relative_to(self.path))
 
-    def _save_learner(self, learner: Learner, generation: int) -> Path:
-        return learner.save(self.model_path(learner.name, generation))
+    def _save_learner(self, learner: Learner, net: NetState, generation: int) -> None:
+        """Write the learner's generation and point ``net`` at it."""
+        path = self.model_path(learner.name, generation)
+        raw = path.parent / "raw" / path.name if learner.average is not None else None
+        learner.save(path, raw)
+        net.checkpoint = self._rel(path)
+        net.trainer = self._rel(raw) if raw is not None else ""
 
     # --- the loop -------------------------------------------------------------
     def run(self, *, resume: bool = False, generations: int | None = None) -> GenerationState:
@@ -194,9 +203,11 @@ class RLRun:
 
     def _learner(self, state: GenerationState, name: str) -> Learner:
         learner = self.learners.get(name)
-        expected = self.path / state.nets[name].checkpoint
+        net = state.nets[name]
+        expected = self.path / (net.trainer or net.checkpoint)
         if learner is None or learner.checkpoint != expected:
-            learner = Learner.load(name, self.config, expected)
+            learner = Learner.load(name, self.config, expected,
+                                   averaged=self.path / net.checkpoint if net.trainer else None)
             self.learners[name] = learner
         return learner
 
@@ -213,7 +224,7 @@ class RLRun:
 
         model = None
         for name, net in state.nets.items():
-            if net.checkpoint == checkpoint:
+            if net.checkpoint == checkpoint and not net.trainer:  # raw weights play
                 model = self._learner(state, name).model
         if model is None:
             model = load_model(self.path / checkpoint)
@@ -273,9 +284,8 @@ class RLRun:
         for learner in learners:
             name = learner.name
             logs = learner.train(window, self.config.train.steps, g)
-            path = self._save_learner(learner, g)
+            self._save_learner(learner, state.nets[name], g)
             results[name] = logs
-            state.nets[name].checkpoint = self._rel(path)
             if "policy_loss" in logs:
                 state.nets[name].policy_losses.append(float(logs["policy_loss"]))
             summary = ", ".join(f"{k} {v:.3f}" for k, v in logs.items()) or "no training"
@@ -369,7 +379,8 @@ class RLRun:
             self._held_out = (held, start_logits, start_row)
         held, start_logits, start_row = self._held_out
         learner = self._learner(state, state.active)
-        logits, value = forward(learner.model, held.x)
+        with learner.averaged() as model:  # the network that plays
+            logits, value = forward(model, held.x)
         return {**start_row,
                 **measure(held, logits, signed_value(value, learner.value_loss), start_logits)}
 
