@@ -117,7 +117,7 @@ def test_every_numeric_game_column_is_filled_checked_or_by_the_writer(column):
 
 
 def test_unfit_values_are_counted_under_their_column_not_their_value():
-    from harness.data.report import reason_category
+    from harness.data.ingest_report import reason_category
 
     reason = "handicap 128 does not fit the dataset (int8 column: -128 to 127)"
     assert reason_category(reason) == "handicap does not fit the dataset"

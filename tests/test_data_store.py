@@ -18,8 +18,8 @@ import pytest
 
 from harness.data.dataset import check_file, open_dataset
 from harness.data.ingest import IngestConfig, ingest
+from harness.data.ingest_report import reason_category
 from harness.data.layout import TEST, TRAIN, VAL, DatasetError
-from harness.data.report import reason_category
 from harness.data.splits import assign_splits, cazenave_rows, parse_split_size
 from harness.data.synthetic import write_random_sgfs
 from harness.game.geometry import BLACK, EMPTY, WHITE, gtp_to_point

@@ -246,7 +246,7 @@ def test_gating_against_the_start_plays_generation_0_and_publishes_only_a_promot
 
 def test_the_report_plots_held_out_figures_only_where_a_run_has_them(tmp_path):
     from harness.files import atomic_json
-    from harness.rl.report import plot_held_out
+    from harness.rl.strength import plot_held_out
 
     run = tmp_path / "run"
     for g in (1, 2):

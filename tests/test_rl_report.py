@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.files import atomic_json
-from harness.rl.report import (
+from harness.rl.strength import (
     generation_points,
     players_for,
     plot_elo_progress,
@@ -13,7 +13,7 @@ from harness.rl.report import (
     select,
     select_at_hours,
 )
-from harness.rl.report_command import parse_generations, parse_hours
+from harness.rl.strength_command import parse_generations, parse_hours
 
 
 @pytest.fixture

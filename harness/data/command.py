@@ -22,7 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from harness.config_io import ConfigError, from_mapping, given_values
     from harness.data.ingest import IngestConfig, IngestError, ingest
-    from harness.data.report import IngestCounts
+    from harness.data.ingest_report import IngestCounts
 
     try:
         config = from_mapping(IngestConfig, {

@@ -22,8 +22,8 @@ from pathlib import Path
 
 from harness.data.assemble import DatasetAttributes, assemble
 from harness.data.convert import ConvertSettings, convert_record
+from harness.data.ingest_report import write_report
 from harness.data.journal import Journal, JournalState, JournalWriter, partial_path
-from harness.data.report import write_report
 from harness.data.rows import RecordOutcome
 from harness.data.settings import IngestConfig
 

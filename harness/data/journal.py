@@ -21,6 +21,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+from harness.data.ingest_report import IngestCounts, reason_category
 from harness.data.layout import (
     GAME_COLUMNS,
     OPTIONAL_POSITION_COLUMNS,
@@ -30,7 +31,6 @@ from harness.data.layout import (
     SOFT_OFFSETS,
     SOFT_PROB,
 )
-from harness.data.report import IngestCounts, reason_category
 from harness.data.rows import GameInfo, GamePositions, RecordOutcome
 from harness.data.tables import read_columns, write_columns
 from harness.files import atomic_json, atomic_path, remove_temporaries

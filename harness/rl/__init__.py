@@ -10,7 +10,7 @@
 - :mod:`harness.rl.learner` — one network trained generation after generation
 - :mod:`harness.rl.gating` — candidate against best, and the promotion rule
 - :mod:`harness.rl.curriculum` — when the large network takes over
-- :mod:`harness.rl.report` — ``harness rl-report``: Elo against games and wall time
+- :mod:`harness.rl.strength` — ``harness rl-report``: Elo against games and wall time
 
 Nothing here imports TensorFlow at import time.
 """

@@ -83,7 +83,7 @@ def first_network(run_dir: Path) -> Path | None:
 
 def run_rl_from_suite(config, runs: list[Path], log: Callable[[str], None] = print) -> Path:
     """Run (or finish) the suite's RL run and write ``OUT/rl/elo.csv`` and ``elo.png``."""
-    from harness.rl.report import rl_report
+    from harness.rl.strength import rl_report
 
     values = read_toml(config.rl.config) if config.rl.config else {}
     first = None if "model" in values or "init" in values else (

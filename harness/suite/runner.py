@@ -268,7 +268,7 @@ def ensure_rl(config: SuiteConfig, runs: list[Path], log: Log) -> Path:
     if config.rl.scratch:
         suite_rl_run(config, config.rl.scratch, config.rl_run_name(SCRATCH),
                      max_hours=config.rl.scratch_hours or config.rl.max_hours, log=log)
-    from harness.rl.report import plot_held_out
+    from harness.rl.strength import plot_held_out
 
     warm_runs = [Path(config.models_dir) / config.rl_run_name(m) for m in config.rl.warm_start]
     plot_held_out(warm_runs, config.out / "rl" / "heldout.png")  # nothing without [monitor]

@@ -67,7 +67,7 @@ def parse_hours(text: str | None) -> list[float] | None:
 def run(args: argparse.Namespace) -> int:
     from harness.config_io import ConfigError
     from harness.files import format_table
-    from harness.rl.report import ELO_COLUMNS, rl_report
+    from harness.rl.strength import ELO_COLUMNS, rl_report
 
     try:
         out, table = rl_report(
