@@ -29,13 +29,14 @@ gnugo:
 	else echo "warning: gnugo not installed and not root; GNU Go tests will skip"; fi
 
 # @sabaki/sgf, the SGF parser of the Sabaki editor, reads the harness's SGF in
-# the tests (tests/test_sabaki_sgf.py); pinned in tests/js/package-lock.json.
+# the tests (tests/test_sabaki_sgf.py), and @sabaki/gtp, its GTP client, drives
+# harness gtp (tests/test_gtp_sabaki_client.py); pinned in tests/js/package-lock.json.
 sabaki:
-	@if [ -d tests/js/node_modules/@sabaki/sgf ]; then :; \
+	@if [ -d tests/js/node_modules/@sabaki/sgf ] && [ -d tests/js/node_modules/@sabaki/gtp ]; then :; \
 	elif command -v npm >/dev/null 2>&1; then \
 		(cd tests/js && npm ci --no-audit --no-fund --silent) \
-		|| echo "warning: could not install @sabaki/sgf; its tests will skip"; \
-	else echo "warning: npm not installed; @sabaki/sgf tests will skip"; fi
+		|| echo "warning: could not install @sabaki/sgf and @sabaki/gtp; their tests will skip"; \
+	else echo "warning: npm not installed; @sabaki/sgf and @sabaki/gtp tests will skip"; fi
 
 # Headless Chromium opens report.html in a slow test (tests/test_report_browser.py).
 chromium:

@@ -45,6 +45,7 @@ def test_a_config_laid_over_another_changes_only_its_own_keys(tmp_path):
     assert config.run == "rl19-anchor" and config.max_hours == 0.6  # the later layers'
     assert (config.train.anchor, config.train.anchor_kl) == ("start", 0.5)
     assert config.monitor.dataset == "datasets/tygem-2011h1.h5"
+    assert config.init == "docs/results/nets/go19-sl-a0.conv.avg.6.48.keras"
     # A table merges key by key: the base's other [train] keys stay.
     assert (config.train.lr, config.train.steps, config.train.value_mix) == (0.0002, 100, 0.25)
     assert (config.board_size, config.mcts.root, config.mcts.playouts) == (19, "gumbel", 16)
