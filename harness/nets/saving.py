@@ -46,7 +46,7 @@ def _unregistered_class(error: Exception) -> str | None:
     """The class name in Keras's error for a layer it cannot find, if that is the error."""
     import re
 
-    match = re.search(r"[Cc]ould not locate (?:class|function) '([^']+)'", str(error))
+    match = re.search(r"[Cc]ould not locate class '([^']+)'", str(error))
     return match.group(1) if match else None
 
 
@@ -149,8 +149,9 @@ def load_model(path: str | os.PathLike) -> keras.Model:
         if unknown is None:
             raise ModelFileError(f"{path}: cannot load model ({error})") from error
         raise ModelFileError(
-            f"{path}: uses layer class {unknown!r}, which no loaded plugin registers (load "
-            f"the plugin that defines it: harness --plugin MODULE, or plugins = [...])"
+            f"{path}: cannot load model: it uses layer class {unknown!r}, which no loaded "
+            f"plugin registers (load the plugin that defines it: harness --plugin MODULE, or "
+            f"plugins = [...])"
         ) from error
     except Exception as error:  # corrupt archives fail in many ways inside Keras
         reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
