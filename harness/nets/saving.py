@@ -42,12 +42,17 @@ def model_info(model: keras.Model, *, encoder: str, rules: str = "") -> ModelInf
                      rules=rules, architecture=architecture)
 
 
-def _unregistered_class(error: Exception) -> str | None:
-    """The class name in Keras's error for a layer it cannot find, if that is the error."""
+def _load_failure(error: Exception) -> str:
+    """Why Keras could not load a file, in one line: a layer class nobody
+    registered (a plugin's, not loaded) is named, anything else quoted."""
     import re
 
-    match = re.search(r"[Cc]ould not locate class '([^']+)'", str(error))
-    return match.group(1) if match else None
+    unknown = re.search(r"[Cc]ould not locate class '([^']+)'", str(error))
+    if unknown:
+        return (f": it uses layer class {unknown.group(1)!r}, which no loaded plugin registers "
+                f"(load the plugin that defines it: harness --plugin MODULE, or plugins = [...])")
+    reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f" ({type(error).__name__}: {reason[:200]})"
 
 
 def save_model(model: keras.Model, path: str | os.PathLike,
@@ -144,19 +149,8 @@ def load_model(path: str | os.PathLike) -> keras.Model:
         model = keras.saving.load_model(path, safe_mode=True, compile=False)
     except ModelFileError:
         raise
-    except TypeError as error:
-        unknown = _unregistered_class(error)
-        if unknown is None:
-            raise ModelFileError(f"{path}: cannot load model ({error})") from error
-        raise ModelFileError(
-            f"{path}: cannot load model: it uses layer class {unknown!r}, which no loaded "
-            f"plugin registers (load the plugin that defines it: harness --plugin MODULE, or "
-            f"plugins = [...])"
-        ) from error
     except Exception as error:  # corrupt archives fail in many ways inside Keras
-        reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
-        raise ModelFileError(
-            f"{path}: cannot load model ({type(error).__name__}: {reason[:200]})") from error
+        raise ModelFileError(f"{path}: cannot load model{_load_failure(error)}") from error
     if not isinstance(model, keras.Model) or "value" not in model.output_names:
         raise ModelFileError(f"{path}: not a policy-value model (no 'value' output)")
     model.value_loss = value_loss_of(model)
