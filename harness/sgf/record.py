@@ -91,6 +91,7 @@ class SetupEvent:
 
 
 _NO_POINTS = np.zeros(0, np.intp)
+_NO_POINTS.flags.writeable = False  # the default of every event: never filled in place
 
 
 @dataclass
