@@ -133,3 +133,17 @@ def test_a_bom_split_across_one_byte_chunks_is_still_dropped():
     data = BOM + b"1001\t;B[pd]\n1002\t;B[qd]"
     lines = list(iter_lines((data[i:i + 1] for i in range(len(data))), 1000))
     assert lines == [b"1001\t;B[pd]", b"1002\t;B[qd]"]
+
+
+def test_an_archive_inside_an_archive_is_one_reject_and_the_rest_is_read(tmp_path):
+    inner = zip_with_corrupt_member(tmp_path / "inner.zip", "g3.sgf").read_bytes()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("a.sgf", random_sgf(20))
+        archive.writestr("more/games.zip", inner)
+        archive.writestr("b.sgf", random_sgf(21))
+    path = tmp_path / "outer.zip"
+    path.write_bytes(buffer.getvalue())
+    records = read(path)
+    assert [(name, reason) for name, _, reason in records] == [
+        ("a.sgf", None), ("more/games.zip", "nested archive (not read)"), ("b.sgf", None)]
