@@ -13,7 +13,7 @@ CONFIG ?= configs/quick.toml
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,ray]'
+	$(BIN)/pip install --quiet -e '.[test,ray,jax]'
 	touch $(STAMP)
 
 install: $(STAMP)

@@ -46,6 +46,7 @@ PROMPT_EXIT = frozenset({"gtp"})
 
 def build_parser() -> argparse.ArgumentParser:
     from harness import __version__
+    from harness.devices import BACKENDS
 
     parser = argparse.ArgumentParser(
         prog="harness",
@@ -56,6 +57,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--verbose", action="store_true",
         help="keep TensorFlow's native start-up messages (also HARNESS_VERBOSE=1)",
     )
+    parser.add_argument(
+        "--keras-backend", choices=BACKENDS, default=None,
+        help="the Keras backend of this command and its workers (default: KERAS_BACKEND, "
+        "else tensorflow; a config's keras_backend key does the same)")
     parser.add_argument(
         "--plugin", action="append", default=[], metavar="MODULE",
         help="load a plugin (a module name or a .py file) whose networks every command may "
@@ -101,6 +106,15 @@ def main(argv: list[str] | None = None) -> int:
         console.quiet_native_noise()
         signal.signal(signal.SIGTERM, _terminate)
     started = time.monotonic()
+    if args.keras_backend:
+        from harness.config_io import ConfigError
+        from harness.devices import use_backend
+
+        try:
+            use_backend(args.keras_backend)
+        except ConfigError as exc:
+            print(f"harness: {exc}", file=sys.stderr)
+            return 2
     if args.plugin:
         from harness.nets.plugins import PluginError, load_plugins
 

@@ -10,6 +10,7 @@ emulated and slower than float32.
 
 from __future__ import annotations
 
+import platform
 from pathlib import Path
 
 CPUINFO = Path("/proc/cpuinfo")
@@ -44,3 +45,18 @@ def resolve_precision(name: str, flags: frozenset[str] | None = None) -> str:
     if name != "auto":
         return name
     return native_precision(cpu_flags() if flags is None else flags)
+
+
+def cpu_name(cpuinfo: str | None = None) -> str:
+    """The CPU's model name (``model name`` in ``/proc/cpuinfo``), for a
+    report's header; the platform's processor string elsewhere."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = CPUINFO.read_text()
+        except OSError:
+            cpuinfo = ""
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() == "model name":
+            return value.strip()
+    return platform.processor() or "unknown"

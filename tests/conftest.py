@@ -62,3 +62,21 @@ def ray_cluster():
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """One line per Keras backend from tests/test_backends.py: the backend matrix."""
+    counts: dict[str, dict[str, int]] = {}
+    for outcome in ("passed", "failed", "skipped"):
+        for report in terminalreporter.stats.get(outcome, []):
+            nodeid = getattr(report, "nodeid", "")
+            if "test_backends.py::test_a_family" not in nodeid or report.when not in (
+                    "call", "setup") or (outcome == "passed" and report.when != "call"):
+                continue
+            backend = nodeid.rsplit("[", 1)[-1].split("-", 1)[0]
+            row = counts.setdefault(backend, {"passed": 0, "failed": 0, "skipped": 0})
+            row[outcome] += 1
+    for backend, row in sorted(counts.items()):
+        terminalreporter.write_line(
+            f"keras backend {backend}: {row['passed']} families passed, {row['failed']} failed, "
+            f"{row['skipped']} skipped")

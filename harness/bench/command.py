@@ -21,6 +21,8 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("distributed", "harness.bench.distributed"),
     ("learning", "harness.bench.learning"),
 )
+# The kinds that run networks, whose numbers depend on the Keras backend and device.
+ON_DEVICE = frozenset({"models", "runtime", "layers", "selfplay", "distributed", "learning"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,4 +35,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.kind in ON_DEVICE:
+        from harness.devices import device
+
+        print(f"harness bench {args.kind}: {device().describe()}", flush=True)
     return args._bench(args)

@@ -132,4 +132,10 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from harness.devices import backend_name
+
+    if backend_name() != "tensorflow":  # it times TensorFlow's own kernels
+        print(f"harness bench layers: measures TensorFlow's kernels; the Keras backend here "
+              f"is {backend_name()} (run it with --keras-backend tensorflow)")
+        return 2
     return show_table(HEADER, measure(args), args.save)

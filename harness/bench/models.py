@@ -18,7 +18,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from harness.cpu import PRECISIONS, resolve_precision
+from harness.cpu import PRECISIONS
+from harness.devices import device, resolve_precision
 from harness.files import format_table, save_table
 
 HELP = "forward positions/s by batch size and training samples/s (Cazenave tables I-II)"
@@ -27,6 +28,7 @@ HEADER = ("model", "board", "params", "MFLOPs", "pass", "batch", "positions/s", 
 # A training step's FLOPs per sample, in forward passes' FLOPs.
 TRAIN_FLOPS_FACTOR = 3
 MATMUL_SIZE = 2048
+GPU_MATMUL_SIZE = 8192  # a 2048 product is over before a GPU's clocks rise
 DEFAULT_BATCHES = (1, 8, 32, 128, 512)
 
 
@@ -40,8 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="training batch size (Cazenave trains with 32); 0 skips training")
     parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
     parser.add_argument("--precision", choices=PRECISIONS, default="auto",
-                        help="Keras dtype policy the models are built under (auto: "
-                        "mixed_bfloat16 on CPUs with AMX/AVX512-BF16, else float32)")
+                        help="Keras dtype policy the models are built under (auto: the "
+                        "device's: mixed_bfloat16 on CPUs with AMX/AVX512-BF16 and on GPUs "
+                        "from compute capability 8.0, mixed_float16 on older GPUs, else "
+                        "float32)")
     parser.add_argument("--jit-compile", action="store_true",
                         help="compile the training step with XLA (Keras leaves it off on "
                         "CPU-only machines; this measures what it would give)")
@@ -72,25 +76,37 @@ def _rate(step, seconds: float) -> float:
             return calls / elapsed
 
 
-def matmul_peak(seconds: float, size: int = MATMUL_SIZE, dtype: str = "float32") -> float:
-    """GFLOP/s of a ``size`` x ``size`` matrix product in ``dtype`` through
-    TensorFlow (the oneDNN kernels the models' convolutions use), from the
-    fastest call: a peak, which other work on the machine only lowers."""
+def matmul_peak(seconds: float, size: int = MATMUL_SIZE, dtype: str = "float32",
+                repeats: int = 1) -> float:
+    """GFLOP/s of a ``size`` x ``size`` matrix product in ``dtype`` on the
+    Keras backend's device (the kernels the models' convolutions use: oneDNN
+    through TensorFlow on a CPU, cuBLAS on a GPU), from the fastest call: a
+    peak, which other work on the machine only lowers. ``repeats`` products
+    run per timed call, so that a GPU's launch and the one number read back
+    to wait for it are not what is timed."""
+    import keras
     import numpy as np
-    import tensorflow as tf
 
     rng = np.random.default_rng(0)
-    a = tf.cast(rng.random((size, size), dtype=np.float32), dtype)
-    b = tf.cast(rng.random((size, size), dtype=np.float32), dtype)
-    product = tf.function(lambda: tf.linalg.matmul(a, b))
-    product().numpy()
+    a = keras.ops.cast(rng.random((size, size), dtype=np.float32), dtype)
+    b = keras.ops.cast(rng.random((size, size), dtype=np.float32), dtype)
+
+    def products():
+        out = a
+        for _ in range(repeats):
+            out = keras.ops.matmul(a, b)
+        # One number read back waits for the device (as float32: TensorFlow
+        # cannot hand a bfloat16 scalar to numpy).
+        return keras.ops.convert_to_numpy(keras.ops.cast(out[0, 0], "float32"))
+
+    products()
     best, calls, start = float("inf"), 0, time.perf_counter()
     while calls < 3 or time.perf_counter() - start < seconds:
         t0 = time.perf_counter()
-        product().numpy()
+        products()
         best = min(best, time.perf_counter() - t0)
         calls += 1
-    return 2 * size**3 / best / 1e9
+    return 2 * size**3 * repeats / best / 1e9
 
 
 def forward_rate(model, batch: int, seconds: float) -> float:
@@ -136,12 +152,14 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
 
     board = f"{args.board_size}x{args.board_size}"
     precision = resolve_precision(getattr(args, "precision", "auto"))
+    dev = device()
+    size, repeats = (GPU_MATMUL_SIZE, 10) if dev.is_gpu else (MATMUL_SIZE, 1)
     # The peak in the dtype the models compute in (bfloat16 under mixed_bfloat16).
     compute = {"mixed_bfloat16": "bfloat16", "mixed_float16": "float16"}.get(precision,
                                                                             "float32")
-    peak = matmul_peak(args.seconds, dtype=compute)
-    log(f"  {compute} matmul {MATMUL_SIZE}: {peak:,.1f} GFLOP/s")
-    rows = [(f"matmul {MATMUL_SIZE}x{MATMUL_SIZE}", "-", "-", 2 * MATMUL_SIZE**3 / 1e6, "peak",
+    peak = matmul_peak(args.seconds, size, dtype=compute, repeats=repeats)
+    log(f"  {compute} matmul {size}: {peak:,.1f} GFLOP/s")
+    rows = [(f"matmul {size}x{size}", "-", "-", 2 * size**3 / 1e6, "peak",
              "-", "-", "-", peak, 1.0, compute)]
 
     def row(name, info, kind, batch, rate):

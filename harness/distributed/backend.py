@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from harness.config_io import setting
+from harness.devices import backend_name
 
 BACKENDS = ("local", "ray")
 RAY_MISSING = "the ray backend needs Ray: pip install .[ray]"
@@ -103,16 +104,30 @@ def cluster_cpus(ray: ModuleType) -> int:
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
 
 
-def limit_tensorflow_threads(cpus: int) -> None:
-    """Size TensorFlow's thread pools to a worker's CPUs, before TF starts.
+def limit_compute_threads(cpus: int) -> None:
+    """Size the Keras backend's thread pools to a worker's CPUs, before it starts.
 
-    Several Ray workers share a machine; each TensorFlow would otherwise
-    start one thread per core and they would fight over the cores.
+    Several Ray workers share a machine; each TensorFlow (or XLA, or PyTorch)
+    would otherwise start one thread per core and they would fight over the
+    cores.
     """
     cpus = max(1, int(cpus))
     for name in ("OMP_NUM_THREADS", "TF_NUM_INTRAOP_THREADS"):
         os.environ[name] = str(cpus)
     os.environ["TF_NUM_INTEROP_THREADS"] = "1"
+    flags = os.environ.get("XLA_FLAGS", "")
+    if "intra_op_parallelism_threads" not in flags:  # JAX reads it when it starts
+        os.environ["XLA_FLAGS"] = (f"{flags} --xla_cpu_multi_thread_eigen=false "
+                                   f"intra_op_parallelism_threads={cpus}").strip()
+    backend = backend_name()
+    if backend == "torch":
+        with contextlib.suppress(ImportError, RuntimeError):
+            import torch
+
+            torch.set_num_threads(cpus)
+        return
+    if backend != "tensorflow":
+        return
     with contextlib.suppress(ImportError, RuntimeError):
         import tensorflow as tf
 

@@ -109,6 +109,11 @@ def export_onnx(model, path: str | os.PathLike) -> Path:
     """Write ``model``'s inference graph to ``path`` (input ``planes`` with a
     free batch axis; outputs named like the model's), atomically: a reader never
     sees a half-written graph, and two processes exporting at once both win."""
+    import keras
+
+    if keras.backend.backend() != "tensorflow":
+        raise RuntimeError(f"ONNX export goes through TensorFlow (tf2onnx); the Keras backend "
+                           f"here is {keras.backend.backend()}")
     import tensorflow as tf
 
     path = Path(path)

@@ -65,8 +65,10 @@ def run(args: argparse.Namespace) -> int:
     from harness.rl.run import RLRun
 
     try:
+        from harness.devices import use_backend
         from harness.nets.plugins import load_plugins
 
+        use_backend(config.keras_backend)
         load_plugins(config.plugins)
     except ValueError as e:
         print(f"harness rl: {e}", file=sys.stderr)

@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from harness.distributed.backend import limit_tensorflow_threads
+from harness.distributed.backend import limit_compute_threads
 from harness.distributed.executor import worker_pool
 from harness.distributed.pool import RayPool
 
@@ -36,7 +36,7 @@ class SelfPlayWorker:
         import ray
 
         cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)
-        limit_tensorflow_threads(int(cpus))
+        limit_compute_threads(int(cpus))
         self.config = config
         self.net_name: str | None = None
         self.model = None

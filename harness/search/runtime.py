@@ -111,34 +111,92 @@ _ONE_TRACE = OneTracePerNetwork()
 
 
 def keras_forward(model, value_head: str = "value", mode: str = "function") -> Forward:
-    """Keras's forward pass: a ``tf.function`` with a free batch axis
-    (``mode="function"``, traced once) or ``predict_on_batch``."""
+    """Keras's forward pass, compiled by the backend (``mode="function"``) or
+    through ``predict_on_batch``: on TensorFlow a ``tf.function`` with a free
+    batch axis, traced once; on JAX a ``jax.jit`` of the model's stateless
+    call; on PyTorch the model called without autograd."""
     import keras
 
     pick = _outputs(model, value_head)
-    if mode == "function" and keras.backend.backend() == "tensorflow":
-        import tensorflow as tf
-
-        logger = tf.get_logger()
-        if _ONE_TRACE not in logger.filters:
-            logger.addFilter(_ONE_TRACE)
-
-        spec = tf.TensorSpec((None, *model.inputs[0].shape[1:]), tf.float32)
-
-        @tf.function(input_signature=[spec], jit_compile=False, reduce_retracing=True)
-        def run(x):
-            policy, value = pick(model(x, training=False))
-            return policy, tf.reshape(value, [-1])
-
-        def forward(x):
-            policy, value = run(x)
-            return policy.numpy(), value.numpy()
-
-        return forward
+    backend = keras.backend.backend()
+    if mode == "function" and backend == "tensorflow":
+        return _tensorflow_forward(model, pick)
+    if mode == "function" and backend == "jax":
+        return _jax_forward(model, pick)
+    if mode == "function" and backend == "torch":
+        return _torch_forward(model, pick)
 
     def forward(x):
         policy, value = pick(model.predict_on_batch(x))
         return np.asarray(policy), np.asarray(value).reshape(-1)
+
+    return forward
+
+
+def _tensorflow_forward(model, pick) -> Forward:
+    import tensorflow as tf
+
+    logger = tf.get_logger()
+    if _ONE_TRACE not in logger.filters:
+        logger.addFilter(_ONE_TRACE)
+
+    spec = tf.TensorSpec((None, *model.inputs[0].shape[1:]), tf.float32)
+
+    @tf.function(input_signature=[spec], jit_compile=False, reduce_retracing=True)
+    def run(x):
+        policy, value = pick(model(x, training=False))
+        return policy, tf.reshape(value, [-1])
+
+    def forward(x):
+        policy, value = run(x)
+        return policy.numpy(), value.numpy()
+
+    return forward
+
+
+def padded_rows(n: int) -> int:
+    """The batch a shape-compiled forward runs ``n`` rows in: the next power
+    of two, so that a search's many batch sizes compile about log2(max) times."""
+    return 1 << max(0, int(n) - 1).bit_length()
+
+
+def _pad(x: np.ndarray) -> np.ndarray:
+    rows = padded_rows(len(x))
+    if rows == len(x):
+        return x
+    return np.concatenate([x, np.zeros((rows - len(x), *x.shape[1:]), x.dtype)])
+
+
+def _jax_forward(model, pick) -> Forward:
+    """XLA compiles one program per input shape, so batches are padded to a
+    power of two. The weights are read at each call: a model trained in this
+    process (self-play's learner) is evaluated with its current weights."""
+    import jax
+
+    @jax.jit
+    def run(trainable, non_trainable, x):
+        out, _ = model.stateless_call(trainable, non_trainable, x, training=False)
+        policy, value = pick(out)
+        return policy, value.reshape(-1)
+
+    def forward(x):
+        n = len(x)
+        policy, value = run([v.value for v in model.trainable_variables],
+                            [v.value for v in model.non_trainable_variables], _pad(x))
+        return np.asarray(policy[:n], np.float32), np.asarray(value[:n], np.float32)
+
+    return forward
+
+
+def _torch_forward(model, pick) -> Forward:
+    import keras
+    import torch
+
+    def forward(x):
+        with torch.no_grad():
+            policy, value = pick(model(x, training=False))
+        return (keras.ops.convert_to_numpy(policy).astype(np.float32),
+                keras.ops.convert_to_numpy(value).astype(np.float32).reshape(-1))
 
     return forward
 
@@ -342,6 +400,20 @@ BUILDERS: dict[str, Callable[[Path, str, int], Forward]] = {
 }
 
 
+def exported_runtimes_apply() -> bool | str:
+    """True where ONNX Runtime and OpenVINO may beat Keras: TensorFlow (which
+    exports the graph) on a CPU (where both run). Elsewhere, why not."""
+    from harness.devices import device
+
+    dev = device()
+    if dev.backend != "tensorflow":
+        return (f"the graph is exported through TensorFlow; {dev.backend} runs its own "
+                "compiled forward")
+    if dev.is_gpu:
+        return "ONNX Runtime and OpenVINO run on the CPU here; the GPU runs Keras"
+    return True
+
+
 def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: str = "value",
                    keras_mode: str = "function", log: Callable[[str], None] | None = None,
                    threads: int = 0) -> ShapeDispatch:
@@ -356,6 +428,12 @@ def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: 
     forwards: dict[str, Forward] = {"keras": keras}
     rejected: dict[str, str] = {}
     wanted = [] if inference == "keras" else [inference] if inference != "auto" else list(BUILDERS)
+    exportable = exported_runtimes_apply()
+    if exportable is not True:
+        if inference != "auto" and wanted:
+            raise ValueError(f"inference {inference}: {exportable}")
+        rejected = dict.fromkeys(wanted, exportable)
+        wanted = []
     sample = sample_planes(model.inputs[0].shape[1:]) if wanted else None
     if wanted:
         from harness.nets.export import graph_file

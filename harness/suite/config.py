@@ -18,6 +18,7 @@ from typing import Any
 from harness.arena.settings import GenerateSettings, MatchSettings, RoundSettings
 from harness.config_io import ConfigError, from_mapping, read_toml
 from harness.data.settings import IngestSettings
+from harness.devices import DeviceSettings
 from harness.distributed import BackendSettings
 from harness.game.settings import GameSettings
 from harness.nets.plugins import PluginSettings, directory_name
@@ -80,7 +81,7 @@ class BenchSection:
 
 
 @dataclass(frozen=True, kw_only=True)
-class SuiteConfig(GameSettings, BackendSettings, PluginSettings):
+class SuiteConfig(GameSettings, BackendSettings, PluginSettings, DeviceSettings):
     """A study. Its game settings and its backend (where ingest, datagen, RL
     self-play and tournament games run) are passed to every stage."""
 
@@ -137,12 +138,14 @@ def load_suite_config(path: str | Path) -> SuiteConfig:
 
 
 def _check(config: SuiteConfig, path: Path) -> None:
+    from harness.devices import use_backend
     from harness.features import get_encoder
     from harness.nets.plugins import load_plugins, model_spec
 
     if not config.train.models:
         raise ConfigError(f"{path} [train]: models is empty")
     try:
+        use_backend(config.keras_backend)
         load_plugins(config.plugins)
     except ValueError as e:
         raise ConfigError(f"{path}: {e}") from None

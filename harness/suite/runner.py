@@ -17,6 +17,7 @@ from pathlib import Path
 from harness import __version__
 from harness.arena.settings import GenerateSettings, MatchSettings, RoundSettings
 from harness.config_io import values_of
+from harness.cpu import cpu_name
 from harness.data.settings import IngestSettings
 from harness.distributed import BackendSettings
 from harness.files import atomic_json, atomic_path, read_json
@@ -322,11 +323,12 @@ def ensure_tournament(config: SuiteConfig, runs: list[Path], progress: bool, log
 
 # --- helpers ------------------------------------------------------------------------
 def environment() -> dict[str, str]:
-    """Versions and machine, so a report says what produced it."""
+    """Versions, backend and machine, so a report says what produced it."""
     import keras
     import numba
     import numpy
-    import tensorflow as tf
+
+    from harness.devices import device
 
     try:
         commit = subprocess.run(
@@ -338,30 +340,20 @@ def environment() -> dict[str, str]:
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         commit = ""
-    gpus = [d.name for d in tf.config.list_physical_devices("GPU")]
+    dev = device()
     return {
         "harness": __version__,
         "git_commit": commit or "unknown",
         "python": platform.python_version(),
-        "tensorflow": tf.__version__,
+        "keras_backend": f"{dev.backend} {dev.version}",
         "keras": keras.__version__,
         "numpy": numpy.__version__,
         "numba": numba.__version__,
         "machine": platform.machine(),
-        "cpu": _cpu_name(),
+        "cpu": cpu_name(),
         "cpu_count": str(os.cpu_count()),
-        "gpus": ", ".join(gpus) or "none",
+        "gpus": ", ".join(dev.gpus) or "none",
         "platform": platform.platform(),
     }
-
-
-def _cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 

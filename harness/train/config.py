@@ -17,6 +17,7 @@ from typing import Any
 
 from harness.config_io import ConfigError, from_mapping, setting
 from harness.cpu import PRECISIONS as CPU_PRECISIONS
+from harness.devices import DeviceSettings
 from harness.nets.plugins import PluginSettings
 from harness.train.distribute import STRATEGIES
 from harness.train.pace import BudgetPace, EpochPace, Pace
@@ -153,9 +154,10 @@ class TrainingSettings(OptimizerSettings):
 
 
 @dataclass(frozen=True)
-class RunSettings(PluginSettings):
-    """Where a training run (supervised or self-play) lives and what it starts
-    from (a checkpoint, the plugins its network comes from)."""
+class RunSettings(PluginSettings, DeviceSettings):
+    """Where a training run (supervised or self-play) lives, what it starts
+    from (a checkpoint, the plugins its network comes from) and the Keras
+    backend it computes with."""
 
     run: str = setting("", "run name: files go to RUNS_DIR/RUN/")
     runs_dir: str = setting("models", "where runs live")

@@ -16,10 +16,15 @@ Strategies:
 - ``multi-worker``: ``MultiWorkerMirroredStrategy``, configured by the
   ``TF_CONFIG`` environment variable of each worker (see docs/cluster.md).
 - ``auto``: ``mirrored`` when two or more GPUs are visible, else ``none``.
+
+``tf.distribute`` is TensorFlow's: on the JAX and PyTorch backends every
+strategy is ``none`` (one device), and asking for another says so in one line.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 from collections.abc import Mapping
 
 import numpy as np
@@ -27,12 +32,29 @@ import numpy as np
 STRATEGIES = ("auto", "none", "mirrored", "multi-worker")
 
 
+class OneDevice:
+    """The strategy of the JAX and PyTorch backends: one device, no scope to enter."""
+
+    num_replicas_in_sync = 1
+
+    def scope(self):
+        return contextlib.nullcontext()
+
+
 def make_strategy(kind: str = "auto"):
     """The ``tf.distribute`` strategy named ``kind`` (see the module docstring)."""
-    import tensorflow as tf
+    import keras
 
     if kind not in STRATEGIES:
         raise ValueError(f"unknown strategy {kind!r} (choose from {', '.join(STRATEGIES)})")
+    backend = keras.backend.backend()
+    if backend != "tensorflow":
+        if kind not in ("auto", "none"):
+            print(f"strategy {kind}: tf.distribute needs the TensorFlow backend; on {backend} "
+                  "the run trains on one device", file=sys.stderr)
+        return OneDevice()
+    import tensorflow as tf
+
     if kind == "auto":
         kind = "mirrored" if len(tf.config.list_logical_devices("GPU")) > 1 else "none"
     if kind == "none":

@@ -65,9 +65,12 @@ def _normal(value: Any) -> Any:
 
 
 def check_plugins(config: TrainConfig) -> None:
+    """The run's Keras backend chosen and its plugins loaded, before any network."""
+    from harness.devices import use_backend
     from harness.nets.plugins import load_plugins
 
     try:
+        use_backend(config.keras_backend)
         load_plugins(config.plugins)
     except ValueError as e:
         raise ConfigError(str(e)) from None
@@ -186,12 +189,13 @@ def make_plan(config: TrainConfig, *, resume: bool):
 
 @contextlib.contextmanager
 def dtype_policy(name: str):
-    """Build layers under the Keras dtype policy ``name`` (``auto``: this CPU's
-    native one). Layers record their policy in the saved config, so
-    checkpoints reload with the same precision."""
+    """Build layers under the Keras dtype policy ``name`` (``auto``: the
+    device's native one, :func:`harness.devices.resolve_precision`). Layers
+    record their policy in the saved config, so checkpoints reload with the
+    same precision."""
     import keras
 
-    from harness.cpu import resolve_precision
+    from harness.devices import resolve_precision
 
     previous = keras.config.dtype_policy()
     keras.config.set_dtype_policy(resolve_precision(name))

@@ -369,9 +369,16 @@ def _progress_bar(config: TrainConfig, steps: int | None, epoch: int, start: int
 
 
 def _tensorboard(run: RunDir, config: TrainConfig):
+    """TensorBoard's event writer. TensorFlow writes the events on any Keras
+    backend; where it is not installed the run goes on without them."""
     if not config.tensorboard:
         return None
-    import tensorflow as tf
+    try:
+        import tensorflow as tf
+    except ImportError:
+        print("tensorboard: writing its events needs TensorFlow, which is not installed; "
+              "the run's metrics.csv has the same numbers", file=sys.stderr)
+        return None
 
     return tf.summary.create_file_writer(str(run.logs_path))
 

@@ -1,0 +1,75 @@
+"""One zoo family's whole life on the Keras backend this process runs
+(``KERAS_BACKEND``, set by tests/test_backends.py before Keras loads).
+
+Supervised training through ``harness train`` on ingested games, self-play
+(the search's compiled forward), the learner's steps, a checkpoint loaded
+with ``safe_mode`` and a searching player's game under the referee. Prints
+one JSON line: what ran and the numbers a test checks.
+
+    KERAS_BACKEND=jax python tests/backend_check.py a0.tiny /tmp/work
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+BOARD = 7
+PLANES_ENCODER = "agz17"
+
+
+def main(model: str, root: Path) -> dict:
+    import keras
+    import numpy as np
+
+    from harness import api
+    from harness.cli import main as harness
+    from harness.config_io import from_mapping
+    from harness.data.synthetic import write_random_sgfs
+    from harness.rl.config import RLConfig
+    from harness.rl.run import RLRun
+
+    root.mkdir(parents=True, exist_ok=True)
+    games = write_random_sgfs(root / "games.sgf", 12, size=BOARD, moves=30, seed=1)
+    data = root / "games.h5"
+    api.ingest([games], data, board_size=BOARD, encoder=PLANES_ENCODER, val_games=2)
+
+    code = harness(["train", "--model", model, "--data", str(data), "--run", "sl",
+                    "--runs-dir", str(root), "--epochs", "1", "--epoch-samples", "64",
+                    "--batch-size", "16", "--val-samples", "32", "--quiet"])
+    assert code == 0, f"harness train exited {code}"
+    metrics = (root / "sl" / "metrics.csv").read_text().splitlines()
+    header, last = metrics[0].split(","), metrics[-1].split(",")
+    train_loss = float(last[header.index("train_loss")])
+
+    config = from_mapping(RLConfig, {
+        "run": "rl", "runs_dir": str(root), "board_size": BOARD, "komi": 7.0,
+        "model": model, "init": str(root / "sl" / "best.keras"), "encoder": PLANES_ENCODER,
+        "generations": 1, "seed": 3, "mcts": {"playouts": 4},
+        "evaluator": {"batch_size": 4}, "selfplay": {"games": 2, "parallel": 2, "max_moves": 12},
+        "train": {"steps": 2, "batch_size": 8}, "window": {"initial": 2},
+    }, "backend_check")
+    state = RLRun(config, log=lambda _: None).run()
+    final = root / "rl" / "models" / "gen-0001.keras"
+
+    loaded = api.load_model(final)  # safe_mode: registered classes only
+    x = np.zeros((1, BOARD, BOARD, loaded.inputs[0].shape[-1]), np.float32)
+    policy = keras.ops.convert_to_numpy(loaded(x, training=False)["policy"])
+    played = api.play_game(f"mcts:{final}@4", "random", size=BOARD, komi=7.0, max_moves=20,
+                           seed=1)
+    return {
+        "backend": keras.backend.backend(),
+        "model": model,
+        "train_loss": train_loss,
+        "selfplay_games": state.games_total,
+        "policy_shape": list(policy.shape),
+        "policy_finite": bool(np.all(np.isfinite(policy))),
+        "moves": len(played.moves),
+        "finite_loss": math.isfinite(train_loss),
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(sys.argv[1], Path(sys.argv[2]))))
