@@ -364,3 +364,40 @@ def test_the_moving_average_is_the_decayed_sum_of_the_steps():
     assert all(np.array_equal(w, r) for w, r in zip(learner.model.get_weights(), w2, strict=True))
     with pytest.raises(ConfigError, match="ema_decay"):
         from_mapping(RLConfig, {"run": "x", "train": {"ema_decay": 1.0}}, "t")
+
+
+def test_held_out_positions_come_from_every_validation_game_not_the_first_few(dataset_5x5):
+    from harness.data.dataset import PositionDataset
+    from harness.data.pipeline import PipelineConfig, open_stream
+    from harness.rl.monitor import held_out_positions
+
+    config = PipelineConfig(batch_size=4, encoder="agz17", threads=1).validation()
+    with PositionDataset(dataset_5x5) as data:
+        games = data.split_games("val")
+        first = data.games["first"][games].astype(np.int64)
+        with open_stream(dataset_5x5, "val", config, spread=8) as stream:
+            rows = stream.rows
+            every = data.split_rows("val")
+    assert len(games) == 4 and len(rows) == 8
+    assert rows[0] == every[0] and rows[-1] == every[-1]  # evenly spaced, both ends
+    owner = np.searchsorted(np.sort(first), rows, side="right") - 1
+    assert set(owner.tolist()) == {0, 1, 2, 3}  # the first 8 rows span one game or two
+    held = held_out_positions(dataset_5x5, 8, encoder="agz17", board_size=5)
+    assert held.x.shape == (8, 5, 5, 17) and len(held.move) == 8
+
+
+def test_every_saved_generation_is_remeasured_with_intervals_from_generation_0(
+        tmp_path, dataset_5x5):
+    from harness.rl.run import RLRun
+    from harness.rl.strength import HELD_OUT_COLUMNS, remeasure_held_out
+
+    RLRun(tiny_run(tmp_path, "re", 2), log=lambda _: None).run()
+    out, table = remeasure_held_out([tmp_path / "re"], dataset_5x5, 16, tmp_path / "report")
+    rows = [dict(zip(HELD_OUT_COLUMNS, row, strict=True)) for row in table]
+    assert [r["generation"] for r in rows] == [0, 1, 2]
+    assert rows[0]["heldout_kl_start"] == 0.0  # generation 0 against itself
+    assert all(r["heldout_kl_start"] > 0 for r in rows[1:])  # the learner moved it
+    for r in rows:
+        assert r["heldout_top1_low"] <= r["heldout_top1"] <= r["heldout_top1_high"]
+        assert r["heldout_value_mse_low"] <= r["heldout_value_mse"] <= r["heldout_value_mse_high"]
+    assert (out / "heldout.csv").is_file() and (out / "heldout.png").is_file()

@@ -142,7 +142,10 @@ class BatchStream:
         dataset: str | Path | PositionDataset,
         split: str = "train",
         config: PipelineConfig | None = None,
+        spread: int | None = None,
     ):
+        """``spread``: keep that many rows of the split, evenly spaced over it
+        (a fixed sample across all its games rather than the first few games)."""
         from harness.features import get_encoder
 
         self.config = config or PipelineConfig()
@@ -154,6 +157,9 @@ class BatchStream:
         self.points = self.dataset.points
         self.history = self.encoder.history
         self.rows = self.dataset.split_rows(split, self.config.cazenave)
+        if spread is not None and spread < len(self.rows):
+            picks = np.linspace(0, len(self.rows) - 1, num=max(0, spread)).round().astype(np.int64)
+            self.rows = self.rows[np.unique(picks)]
         stored = [t for t in ("ownership", "score") if self.dataset.has(t)]
         wanted = self.config.targets or ("policy", "value", *stored)
         missing = [t for t in wanted if t not in ("policy", "value", *stored)]
@@ -543,8 +549,10 @@ def _keras_adapter(stream: BatchStream):
 
 
 def open_stream(
-    path: str | Path, split: str = "train", config: PipelineConfig | None = None, **overrides
+    path: str | Path, split: str = "train", config: PipelineConfig | None = None, *,
+    spread: int | None = None, **overrides
 ) -> BatchStream:
-    """A stream over ``split`` of the file at ``path`` (``overrides`` patch the config)."""
+    """A stream over ``split`` of the file at ``path`` (``overrides`` patch the
+    config; ``spread`` as :class:`BatchStream`'s)."""
     config = replace(config or PipelineConfig(), **overrides)
-    return BatchStream(path, split, config)
+    return BatchStream(path, split, config, spread)

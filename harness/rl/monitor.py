@@ -32,14 +32,16 @@ class HeldOut:
 
 def held_out_positions(path: str | Path, positions: int, *, encoder: str,
                        board_size: int) -> HeldOut:
-    """The first ``positions`` of the validation split, in the file's fixed order."""
+    """``positions`` of the validation split, evenly spaced over it: one or
+    two from each of many games. (The first positions in file order come
+    from a handful of games, whose few outcomes make a value MSE noise.)"""
     from harness.config_io import ConfigError
     from harness.data.pipeline import PipelineConfig, open_stream
 
     config = PipelineConfig(batch_size=256, encoder=encoder, targets=("policy", "value"),
                             threads=1).validation()
     xs, moves, outcomes, known = [], [], [], []
-    with open_stream(path, "val", config, drop_remainder=False) as stream:
+    with open_stream(path, "val", config, spread=positions, drop_remainder=False) as stream:
         if stream.size != board_size:
             raise ConfigError(f"[monitor] dataset {path}: {stream.size}x{stream.size} "
                               f"positions, the run plays {board_size}x{board_size}")
@@ -97,3 +99,41 @@ def measure(held: HeldOut, logits: np.ndarray, value: np.ndarray,
         "heldout_value_mse": float(error[known].mean()) if known.any() else float("nan"),
         "heldout_calibration": calibration,
     }
+
+
+def interval_figures(held: HeldOut, logits: np.ndarray, value: np.ndarray) -> dict:
+    """95% normal intervals of held-out top-1 and value MSE. The positions are
+    spread over the validation games (one or two per game), so they are
+    treated as independent."""
+    hits = (np.argmax(logits, axis=1) == held.move).astype(np.float64)
+    known = held.known > 0
+    error = ((value - held.outcome) ** 2)[known]
+    out = {}
+    for key, sample in (("heldout_top1", hits), ("heldout_value_mse", error)):
+        half = 1.96 * sample.std(ddof=1) / np.sqrt(len(sample)) if len(sample) > 1 else np.nan
+        out[f"{key}_low"] = float(sample.mean() - half)
+        out[f"{key}_high"] = float(sample.mean() + half)
+    return out
+
+
+def remeasure_run(run_dir: str | Path, held: HeldOut) -> list[dict]:
+    """Every saved generation of a run (generation 0 first) measured now on
+    ``held``: what ``[monitor]`` records, for runs without it or whose
+    monitor read too few games, with intervals."""
+    from harness.nets import load_model
+    from harness.train.evaluation import model_value_loss
+
+    paths = sorted((Path(run_dir) / "models").glob("gen-*.keras"))
+    if not paths:
+        return []
+    start_logits = None
+    rows = []
+    for path in paths:
+        model = load_model(path)
+        logits, raw = forward(model, held.x)
+        value = signed_value(raw, model_value_loss(model))
+        start_logits = logits if start_logits is None else start_logits
+        rows.append({"run": Path(run_dir).name, "generation": int(path.stem.split("-")[1]),
+                     **measure(held, logits, value, start_logits),
+                     **interval_figures(held, logits, value)})
+    return rows

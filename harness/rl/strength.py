@@ -108,6 +108,26 @@ def players_for(points: list[Point], run_dir: Path, playouts: int, encoder: str,
     return entries
 
 
+def compared_runs(run_dirs: str | Path | list[str | Path], out: str | Path | None = None
+                  ) -> tuple[list[Path], list[RLConfig], Path]:
+    """The runs' directories and configs, checked to play the same game with
+    the same encoder, and the report's directory (``out``, else beside them)."""
+    dirs = [Path(d) for d in (run_dirs if isinstance(run_dirs, (list, tuple)) else [run_dirs])]
+    if len({d.name for d in dirs}) != len(dirs):
+        raise ValueError(f"runs must have distinct directory names, got {[str(d) for d in dirs]}")
+    configs = [read_saved_config(RLConfig, d / "config.json") for d in dirs]
+    settings = [values_of(c, GameSettings) for c in configs]
+    for d, c, s in zip(dirs[1:], configs[1:], settings[1:], strict=True):
+        if s != settings[0] or c.encoder != configs[0].encoder:
+            raise ValueError(f"{d}: plays {s} with {c.encoder}, but {dirs[0]} plays "
+                             f"{settings[0]} with {configs[0].encoder}; runs compared "
+                             "in one report must play the same game")
+    out = Path(out) if out is not None else (
+        dirs[0] / "report" if len(dirs) == 1
+        else dirs[0].parent / ("report-" + "-vs-".join(d.name for d in dirs)))
+    return dirs, configs, out
+
+
 def rl_report(
     run_dirs: str | Path | list[str | Path],
     *,
@@ -137,19 +157,8 @@ def rl_report(
     from harness.arena.tournament import TournamentConfig, run_tournament
     from harness.files import save_table
 
-    dirs = [Path(d) for d in (run_dirs if isinstance(run_dirs, (list, tuple)) else [run_dirs])]
-    if len({d.name for d in dirs}) != len(dirs):
-        raise ValueError(f"runs must have distinct directory names, got {[str(d) for d in dirs]}")
-    configs = [read_saved_config(RLConfig, d / "config.json") for d in dirs]
+    dirs, configs, out = compared_runs(run_dirs, out)
     settings = [values_of(c, GameSettings) for c in configs]
-    for d, c, s in zip(dirs[1:], configs[1:], settings[1:], strict=True):
-        if s != settings[0] or c.encoder != configs[0].encoder:
-            raise ValueError(f"{d}: plays {s} with {c.encoder}, but {dirs[0]} plays "
-                             f"{settings[0]} with {configs[0].encoder}; runs compared "
-                             "in one tournament must play the same game")
-    out = Path(out) if out is not None else (
-        dirs[0] / "report" if len(dirs) == 1
-        else dirs[0].parent / ("report-" + "-vs-".join(d.name for d in dirs)))
     points, entries = [], []
     for d, run_config in zip(dirs, configs, strict=True):
         every = generation_points(d)
@@ -197,10 +206,23 @@ def held_out_rows(run_dir: Path) -> list[dict]:
 
 def plot_held_out(run_dirs: list[Path], path: Path) -> Path | None:
     """KL from generation 0, held-out top-1 and value MSE per generation (one
-    line per run), and each run's last value calibration; None without
-    ``[monitor]`` figures."""
-    runs = {Path(d).name: held_out_rows(d) for d in run_dirs}
-    runs = {name: rows for name, rows in runs.items() if rows}
+    line per run), and each run's last value calibration, from the runs'
+    ``[monitor]`` figures; None without them."""
+    runs = {}
+    for d in run_dirs:
+        rows = held_out_rows(d)
+        if rows:  # generation 0 where the run measured it (KL 0 by definition)
+            first = rows[0]
+            start = {"generation": 0, "heldout_kl_start": 0.0,
+                     "heldout_top1": first.get("heldout_top1_start"),
+                     "heldout_value_mse": first.get("heldout_value_mse_start")}
+            runs[Path(d).name] = [start, *rows] if start["heldout_top1"] is not None else rows
+    return draw_held_out(runs, path)
+
+
+def draw_held_out(runs: dict[str, list[dict]], path: Path) -> Path | None:
+    """The held-out panels of :func:`plot_held_out` from rows per run (95%
+    bands where the rows carry ``_low``/``_high`` figures)."""
     if not runs:
         return None
     import matplotlib
@@ -215,19 +237,20 @@ def plot_held_out(run_dirs: list[Path], path: Path) -> Path | None:
               ("heldout_top1", "held-out top-1"), ("heldout_value_mse", "held-out value MSE"))
     for ax, (key, label) in zip(axes, panels, strict=False):
         for name, rows in runs.items():
-            # Generation 0 where the run measured it (KL 0 by definition).
-            start = {"heldout_kl_start": 0.0, "heldout_top1": rows[0].get("heldout_top1_start"),
-                     "heldout_value_mse": rows[0].get("heldout_value_mse_start")}[key]
-            head = [(0, start)] if start is not None else []
-            points = head + [(r["generation"], r[key]) for r in rows]
-            ax.plot([g for g, _ in points], [v for _, v in points], marker=".", label=name)
+            shown = [r for r in rows if r.get(key) is not None]
+            generations = [r["generation"] for r in shown]
+            line, = ax.plot(generations, [r[key] for r in shown], marker=".", label=name)
+            if shown and f"{key}_low" in shown[0]:
+                ax.fill_between(generations, [r[f"{key}_low"] for r in shown],
+                                [r[f"{key}_high"] for r in shown], alpha=0.2,
+                                color=line.get_color())
         ax.set_xlabel("generation")
         ax.set_title(label, fontsize=10)
         ax.grid(alpha=0.3)
     calibration = axes[3]
     calibration.plot([-1, 1], [-1, 1], color="grey", linewidth=0.8, linestyle="--")
     for name, rows in runs.items():
-        bins = rows[-1]["heldout_calibration"]
+        bins = rows[-1].get("heldout_calibration") or []
         calibration.plot([b[1] for b in bins], [b[2] for b in bins], marker="o",
                          label=f"{name} gen {rows[-1]['generation']}")
     calibration.set_xlabel("predicted value (bin mean)")
@@ -236,6 +259,31 @@ def plot_held_out(run_dirs: list[Path], path: Path) -> Path | None:
     calibration.grid(alpha=0.3)
     axes[0].legend(fontsize="small")
     return save_figure(fig, path, dpi=110)
+
+
+HELD_OUT_COLUMNS = ("run", "generation", "heldout_kl_start", "heldout_top1", "heldout_top1_low",
+                    "heldout_top1_high", "heldout_value_mse", "heldout_value_mse_low",
+                    "heldout_value_mse_high")
+
+
+def remeasure_held_out(run_dirs: str | Path | list[str | Path], data: str | Path,
+                       positions: int, out: str | Path | None = None
+                       ) -> tuple[Path, list[list]]:
+    """Every saved generation of every run measured on ``positions`` spread
+    over ``data``'s validation games: ``OUT/heldout.csv`` and
+    ``OUT/heldout.png``, with 95% intervals. Returns the directory and the
+    table (rows of ``HELD_OUT_COLUMNS``)."""
+    from harness.files import save_table
+    from harness.rl.monitor import held_out_positions, remeasure_run
+
+    dirs, configs, out = compared_runs(run_dirs, out)
+    held = held_out_positions(data, positions, encoder=configs[0].encoder,
+                              board_size=configs[0].board_size)
+    runs = {d.name: remeasure_run(d, held) for d in dirs}
+    table = [[row[c] for c in HELD_OUT_COLUMNS] for rows in runs.values() for row in rows]
+    save_table(HELD_OUT_COLUMNS, table, out / "heldout")
+    draw_held_out({name: rows for name, rows in runs.items() if rows}, out / "heldout.png")
+    return out, table
 
 
 def plot_elo_progress(points: list[Point], elo: dict[str, tuple[float, float, float]],

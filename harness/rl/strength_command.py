@@ -24,7 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--count", type=int, default=6, help="generations to pick (default 6)")
     parser.add_argument("--baseline", action="append", default=[],
                         help="extra player spec, e.g. random, uct:200, gnugo:1 (repeatable)")
-    parser.add_argument("--games-per-pair", dest="games_per_pair", type=int, default=4)
+    parser.add_argument("--games-per-pair", dest="games_per_pair", type=int, default=4,
+                        help="games per pair of players (0: no tournament, only --heldout)")
     parser.add_argument("--opening-moves", dest="opening_moves", type=int, default=4,
                         help="random opening moves per game pair (default 4)")
     parser.add_argument("--playouts", type=int, default=32, help="search playouts per move")
@@ -35,6 +36,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "players are separated or --max-games-per-pair is reached")
     parser.add_argument("--max-games-per-pair", dest="max_games_per_pair", type=int,
                         default=100, help="cap of --until-separated, per pair (default 100)")
+    parser.add_argument("--heldout", metavar="DATA",
+                        help="also measure every saved generation on positions spread over "
+                        "DATA's validation games (KL from generation 0, top-1, value MSE, "
+                        "calibration, 95%% intervals): heldout.csv and heldout.png")
+    parser.add_argument("--heldout-positions", dest="heldout_positions", type=int,
+                        default=2048, help="positions for --heldout (default 2048)")
     parser.add_argument("--out", help="output directory (default RUN/report)")
     parser.add_argument("--no-progress", dest="progress", action="store_false")
 
@@ -67,9 +74,18 @@ def parse_hours(text: str | None) -> list[float] | None:
 def run(args: argparse.Namespace) -> int:
     from harness.config_io import ConfigError
     from harness.files import format_table
-    from harness.rl.strength import ELO_COLUMNS, rl_report
+    from harness.rl.strength import ELO_COLUMNS, HELD_OUT_COLUMNS, remeasure_held_out, rl_report
 
     try:
+        if args.heldout:
+            out, rows = remeasure_held_out(args.runs, args.heldout, args.heldout_positions,
+                                           args.out)
+            print(format_table(HELD_OUT_COLUMNS, rows))
+            print(f"wrote {out / 'heldout.csv'}, {out / 'heldout.png'}")
+        elif args.games_per_pair == 0:
+            raise ValueError("--games-per-pair 0 plays no games: give --heldout DATA")
+        if args.games_per_pair == 0:
+            return 0
         out, table = rl_report(
             args.runs, out=args.out, generations=parse_generations(args.generations),
             hours=parse_hours(args.at_hours), count=args.count, baselines=tuple(args.baseline),
