@@ -106,23 +106,10 @@ def main(argv: list[str] | None = None) -> int:
         console.quiet_native_noise()
         signal.signal(signal.SIGTERM, _terminate)
     started = time.monotonic()
-    if args.keras_backend:
-        from harness.config_io import ConfigError
-        from harness.devices import use_backend
-
-        try:
-            use_backend(args.keras_backend)
-        except ConfigError as exc:
-            print(f"harness: {exc}", file=sys.stderr)
-            return 2
-    if args.plugin:
-        from harness.nets.plugins import PluginError, load_plugins
-
-        try:
-            load_plugins(args.plugin)
-        except PluginError as exc:
-            print(f"harness: {exc}", file=sys.stderr)
-            return 2
+    refusal = _prepare(args)
+    if refusal:
+        print(f"harness: {refusal}", file=sys.stderr)
+        return 2
     try:
         code = int(args._run(args) or 0)
     except Terminated:
@@ -136,6 +123,24 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and args.command in PROMPT_EXIT:
         _exit_now(code)
     return code
+
+
+def _prepare(args: argparse.Namespace) -> str | None:
+    """The Keras backend chosen (before anything loads Keras), then the
+    plugins loaded; the one-line refusal, if any. ``ConfigError`` and
+    ``PluginError`` are both ``ValueError``s."""
+    try:
+        if args.keras_backend:
+            from harness.devices import use_backend
+
+            use_backend(args.keras_backend)
+        if args.plugin:
+            from harness.nets.plugins import load_plugins
+
+            load_plugins(args.plugin)
+    except ValueError as exc:
+        return str(exc)
+    return None
 
 
 def _exit_now(code: int) -> None:
