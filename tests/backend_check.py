@@ -30,6 +30,7 @@ def main(model: str, root: Path) -> dict:
     from harness.data.synthetic import write_random_sgfs
     from harness.rl.config import RLConfig
     from harness.rl.run import RLRun
+    from harness.search.runtime import keras_forward
 
     root.mkdir(parents=True, exist_ok=True)
     games = write_random_sgfs(root / "games.sgf", 12, size=BOARD, moves=30, seed=1)
@@ -57,6 +58,14 @@ def main(model: str, root: Path) -> dict:
     loaded = api.load_model(final)  # safe_mode: registered classes only
     x = np.zeros((1, BOARD, BOARD, loaded.inputs[0].shape[-1]), np.float32)
     policy = keras.ops.convert_to_numpy(loaded(x, training=False)["policy"])
+    # The search's compiled forward against Keras's own predict, on 3 rows
+    # (a shape-compiled forward pads them to 4).
+    rows = (np.random.default_rng(0).random((3, *x.shape[1:])) < 0.3).astype(np.float32)
+    logits, values = keras_forward(loaded)(rows)
+    reference = loaded.predict_on_batch(rows)
+    forward_error = max(
+        float(np.abs(logits - np.asarray(reference["policy"], np.float32)).max()),
+        float(np.abs(values - np.asarray(reference["value"], np.float32).reshape(-1)).max()))
     played = api.play_game(f"mcts:{final}@4", "random", size=BOARD, komi=7.0, max_moves=20,
                            seed=1)
     return {
@@ -67,6 +76,8 @@ def main(model: str, root: Path) -> dict:
         "policy_shape": list(policy.shape),
         "policy_finite": bool(np.all(np.isfinite(policy))),
         "moves": len(played.moves),
+        "forward_rows": [len(logits), len(values)],
+        "forward_error": forward_error,
         "finite_loss": math.isfinite(train_loss),
     }
 

@@ -1,6 +1,7 @@
 """Every zoo family on every Keras backend installed: trains through ``harness
-train``, plays self-play through the search's compiled forward, learns from
-it, reloads with ``safe_mode`` and plays a searched game (tests/backend_check.py,
+train``, plays self-play through the search's compiled forward (which agrees
+with Keras's predict), learns from it, reloads with ``safe_mode`` and plays a
+searched game (tests/backend_check.py,
 one process per case, since Keras fixes its backend when it loads).
 
 CI installs TensorFlow and JAX, so there a missing one fails instead of
@@ -63,3 +64,4 @@ def test_a_family_trains_plays_and_reloads_on_the_backend(backend, model, tmp_pa
     assert result["selfplay_games"] == 2
     assert result["policy_shape"] == [1, BOARD_POINTS] and result["policy_finite"]
     assert result["moves"] > 0
+    assert result["forward_rows"] == [3, 3] and result["forward_error"] < 1e-4
