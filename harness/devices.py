@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from harness.config_io import ConfigError, setting
 from harness.cpu import cpu_flags, cpu_name
-from harness.cpu import resolve_precision as cpu_precision
+from harness.cpu import native_precision as cpu_native_precision
 
 BACKENDS = ("tensorflow", "jax", "torch")
 BACKEND_ENV = "KERAS_BACKEND"
@@ -44,10 +44,15 @@ class DeviceSettings:
         cli=False)
 
     def __post_init__(self) -> None:
-        if self.keras_backend and self.keras_backend not in BACKENDS:
-            raise ConfigError(f"keras_backend {self.keras_backend!r}: choose from "
-                              f"{', '.join(BACKENDS)}")
+        if self.keras_backend:
+            check_backend_name(self.keras_backend)
         getattr(super(), "__post_init__", lambda: None)()  # the next settings base, if any
+
+
+def check_backend_name(name: str) -> None:
+    """One-line :class:`ConfigError` for a name that is not a Keras backend."""
+    if name not in BACKENDS:
+        raise ConfigError(f"keras_backend {name!r}: choose from {', '.join(BACKENDS)}")
 
 
 def backend_name() -> str:
@@ -65,8 +70,7 @@ def use_backend(name: str) -> str:
     already loaded on another backend (it cannot switch)."""
     if not name:
         return backend_name()
-    if name not in BACKENDS:
-        raise ConfigError(f"keras backend {name!r}: choose from {', '.join(BACKENDS)}")
+    check_backend_name(name)
     if importlib.util.find_spec(name) is None:
         raise ConfigError(f"keras backend {name}: the {name} package is not installed "
                           f"(pip install {name})")
@@ -148,7 +152,7 @@ def native_precision(dev: Device) -> str:
     if dev.is_gpu:
         capable = dev.capability is not None and dev.capability >= BF16_CAPABILITY
         return "mixed_bfloat16" if capable else "mixed_float16"
-    return cpu_precision("auto", cpu_flags())
+    return cpu_native_precision(cpu_flags())
 
 
 def resolve_precision(name: str) -> str:

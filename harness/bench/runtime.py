@@ -49,7 +49,7 @@ def forwards(model, log=print) -> dict:
     from harness.search.runtime import (
         BUILDERS,
         checked,
-        exported_runtimes_apply,
+        exported_runtimes_unavailable,
         frozen_source,
         keras_forward,
         sample_planes,
@@ -57,9 +57,9 @@ def forwards(model, log=print) -> dict:
 
     keras = keras_forward(model)
     found = {"keras": keras}
-    exportable = exported_runtimes_apply()
-    if exportable is not True:
-        log(f"  {', '.join(BUILDERS)}: not measured ({exportable})")
+    unavailable = exported_runtimes_unavailable()
+    if unavailable:
+        log(f"  {', '.join(BUILDERS)}: not measured ({unavailable})")
         return found
     sample = sample_planes(model.inputs[0].shape[1:])
     with graph_file(model, frozen_source(model)) as graph:

@@ -77,13 +77,13 @@ def run(args: argparse.Namespace) -> int:
     from harness.rl.strength import ELO_COLUMNS, HELD_OUT_COLUMNS, remeasure_held_out, rl_report
 
     try:
+        if args.games_per_pair == 0 and not args.heldout:
+            raise ValueError("--games-per-pair 0 plays no games: give --heldout DATA")
         if args.heldout:
             out, rows = remeasure_held_out(args.runs, args.heldout, args.heldout_positions,
                                            args.out)
             print(format_table(HELD_OUT_COLUMNS, rows))
             print(f"wrote {out / 'heldout.csv'}, {out / 'heldout.png'}")
-        elif args.games_per_pair == 0:
-            raise ValueError("--games-per-pair 0 plays no games: give --heldout DATA")
         if args.games_per_pair == 0:
             return 0
         out, table = rl_report(

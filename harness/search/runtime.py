@@ -400,9 +400,9 @@ BUILDERS: dict[str, Callable[[Path, str, int], Forward]] = {
 }
 
 
-def exported_runtimes_apply() -> bool | str:
-    """True where ONNX Runtime and OpenVINO may beat Keras: TensorFlow (which
-    exports the graph) on a CPU (where both run). Elsewhere, why not."""
+def exported_runtimes_unavailable() -> str | None:
+    """Why ONNX Runtime and OpenVINO cannot beat Keras here, or None where
+    they may: TensorFlow (which exports the graph) on a CPU (where both run)."""
     from harness.devices import device
 
     dev = device()
@@ -411,7 +411,7 @@ def exported_runtimes_apply() -> bool | str:
                 "compiled forward")
     if dev.is_gpu:
         return "ONNX Runtime and OpenVINO run on the CPU here; the GPU runs Keras"
-    return True
+    return None
 
 
 def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: str = "value",
@@ -428,11 +428,11 @@ def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: 
     forwards: dict[str, Forward] = {"keras": keras}
     rejected: dict[str, str] = {}
     wanted = [] if inference == "keras" else [inference] if inference != "auto" else list(BUILDERS)
-    exportable = exported_runtimes_apply()
-    if exportable is not True:
-        if inference != "auto" and wanted:
-            raise ValueError(f"inference {inference}: {exportable}")
-        rejected = dict.fromkeys(wanted, exportable)
+    unavailable = exported_runtimes_unavailable()
+    if unavailable and wanted:
+        if inference != "auto":
+            raise ValueError(f"inference {inference}: {unavailable}")
+        rejected = dict.fromkeys(wanted, unavailable)
         wanted = []
     sample = sample_planes(model.inputs[0].shape[1:]) if wanted else None
     if wanted:
