@@ -10,7 +10,7 @@ import pytest
 from harness.config_io import ConfigError, from_mapping
 from harness.cpu import cpu_flags, cpu_name
 from harness.cpu import native_precision as cpu_native
-from harness.devices import Device, compute_capability, native_precision, use_backend
+from harness.devices import Device, compute_capability, forward_rows, native_precision, use_backend
 from harness.search.runtime import padded_rows
 from harness.train.config import TrainConfig
 
@@ -100,3 +100,43 @@ def test_the_global_flag_sets_the_backend_of_the_command(tmp_path):
                                               (65, 128), (128, 128)])
 def test_shape_compiled_forwards_pad_batches_to_powers_of_two(rows, padded):
     assert padded_rows(rows) == padded
+
+
+def _rl(games: int, parallel: int, leaves: int, **selfplay):
+    from harness.rl.config import RLConfig
+
+    return from_mapping(RLConfig, {"run": "t", "board_size": 9, "mcts": {"leaves_per_game": leaves},
+                                   "selfplay": {"games": games, "parallel": parallel,
+                                                **selfplay}}, "test")
+
+
+def test_a_gpu_forward_carries_a_thousand_rows_and_a_cpu_what_was_asked():
+    assert forward_rows(H100, 256) == 1024
+    assert forward_rows(H100, 2048) == 2048
+    assert forward_rows(CPU, 256) == 256
+
+
+@pytest.mark.parametrize("games, parallel, leaves, filled, batch", [
+    (2000, 16, 1, 1024, 1024),  # a thousand games at once fill one forward pass
+    (2000, 16, 2, 512, 1024),   # two leaves each: half as many games
+    (32, 16, 2, 32, 256),       # never more games than a generation has
+])
+def test_on_a_gpu_self_play_plays_enough_games_to_fill_a_batch(games, parallel, leaves,
+                                                               filled, batch):
+    from harness.rl.selfplay import filled_for_device
+
+    played = filled_for_device(_rl(games, parallel, leaves), H100)
+    assert (played.selfplay.parallel, played.evaluator.batch_size) == (filled, batch)
+
+
+def test_a_cpu_ray_or_fill_device_off_plays_the_configured_games_at_once():
+    import dataclasses
+
+    from harness.rl.selfplay import filled_for_device
+
+    config = _rl(2000, 16, 1)
+    assert filled_for_device(config, CPU) is config
+    ray = dataclasses.replace(config, backend="ray")
+    assert filled_for_device(ray, H100) is ray
+    off = _rl(2000, 16, 1, fill_device=False)
+    assert filled_for_device(off, H100) is off

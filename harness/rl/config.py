@@ -45,6 +45,10 @@ class SelfPlayConfig:
     start_probability: float = 0.0
     start_min_moves: int = 0
     start_max_moves: int = 30
+    # On a GPU, play enough games at once to fill one forward pass of
+    # harness.devices.GPU_FORWARD_ROWS rows (local backend; a CPU keeps
+    # ``parallel``). Off: ``parallel`` everywhere.
+    fill_device: bool = True
 
     def __post_init__(self) -> None:
         if self.games < 1 or self.parallel < 1:

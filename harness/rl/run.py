@@ -40,7 +40,7 @@ from harness.rl.config import RLConfig
 from harness.rl.curriculum import small_net_stalled
 from harness.rl.gating import gate_sprt, passes, play_match
 from harness.rl.learner import Learner
-from harness.rl.selfplay import generation_stats, play_generation
+from harness.rl.selfplay import filled_for_device, generation_stats, play_generation
 from harness.rl.window import next_window
 from harness.train.sources import derive_seed
 
@@ -102,6 +102,7 @@ class RLRun:
         self._evaluators: dict[int, object] = {}
         self._actors = None  # Ray self-play workers (backend "ray"), kept across generations
         self._held_out = None  # [monitor] positions and generation 0's policy on them
+        self._played: RLConfig | None = None  # the config as self-play runs it on this device
 
     # --- files ------------------------------------------------------------
     @property
@@ -211,6 +212,21 @@ class RLRun:
             self.learners[name] = learner
         return learner
 
+    def played(self) -> RLConfig:
+        """The config local self-play runs with: the run's, filled to the
+        device (:func:`harness.rl.selfplay.filled_for_device`); the saved
+        config keeps what was asked, so a resume on another device refills."""
+        if self._played is None:
+            from harness.devices import device
+
+            dev = device()
+            self._played = filled_for_device(self.config, dev)
+            if self._played is not self.config:
+                self.log(f"self-play on {dev.describe()}: {self._played.selfplay.parallel} games "
+                         f"at once (configured {self.config.selfplay.parallel}), evaluator "
+                         f"batch {self._played.evaluator.batch_size}")
+        return self._played
+
     def _evaluator(self, state: GenerationState, checkpoint: str):
         """The network of ``checkpoint`` behind the search's Evaluator interface.
 
@@ -231,7 +247,7 @@ class RLRun:
         evaluator = self._evaluators.get(id(model))
         if evaluator is None or evaluator.model is not model:
             evaluator = NetworkEvaluator(model, self.config.encoder, self.config.board_size,
-                                         self.config.evaluator)
+                                         self.played().evaluator)
             self._evaluators = {id(model): evaluator}
         evaluator.clear_cache()
         return evaluator
@@ -248,8 +264,8 @@ class RLRun:
                                 log=self.log, checkpoint=self.path / state.best,
                                 actors=self._actors)
             else:
-                play_generation(self._evaluator(state, state.best), self.config, g, self.buffer,
-                                self.path, player=player, log=self.log)
+                play_generation(self._evaluator(state, state.best), self.played(), g,
+                                self.buffer, self.path, player=player, log=self.log)
             self.buffer.merge(g)
         else:
             self.buffer.merge(g)  # removes a stale parts directory

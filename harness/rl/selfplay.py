@@ -10,11 +10,13 @@ evaluations/s of a resumed generation cover all its sessions.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.devices import Device, forward_rows
 from harness.files import atomic_json, read_json
 from harness.game.geometry import BLACK, WHITE
 from harness.rl.buffer import GameMeta, ReplayBuffer
@@ -57,6 +59,23 @@ class Unit:
     first: int
     count: int
     seed: int
+
+
+def filled_for_device(config: RLConfig, dev: Device) -> RLConfig:
+    """``config`` with the games at once and the evaluator's batch that fill
+    ``dev``: on a GPU, enough games (at most a generation's) that their leaves
+    make one forward pass of :func:`harness.devices.forward_rows` rows, and an
+    evaluator batch that holds them; unchanged on a CPU, on Ray (whose actors
+    run elsewhere) or with ``[selfplay] fill_device = false``."""
+    selfplay, leaves = config.selfplay, config.mcts.leaves_per_game
+    if not (dev.is_gpu and selfplay.fill_device and config.backend == "local"):
+        return config
+    parallel = min(selfplay.games, max(selfplay.parallel,
+                                       forward_rows(dev, selfplay.parallel * leaves) // leaves))
+    batch = max(config.evaluator.batch_size, parallel * leaves)
+    return dataclasses.replace(
+        config, selfplay=dataclasses.replace(selfplay, parallel=parallel),
+        evaluator=dataclasses.replace(config.evaluator, batch_size=batch))
 
 
 def selfplay_units(config: RLConfig, generation: int, done: int) -> list[Unit]:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.devices import device, forward_rows
 from harness.train.batch_norm import recalibrate_from_source
 from harness.train.config import ConfigError, OptimizerSettings, TrainConfig
 from harness.train.distribute import make_strategy, optimizer_step, train_batch
@@ -326,7 +327,8 @@ def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss
         recalibrate_from_source(model, plan.train, config.recalibrate_bn, config.batch_size)
     if plan.val is not None:
         val = evaluate_model(model, plan.val, value_loss=value_loss,
-                             loss_weights=_weights(config), batch_size=max(config.batch_size, 256),
+                             loss_weights=_weights(config),
+                             batch_size=forward_rows(device(), max(config.batch_size, 256)),
                              max_samples=config.val_samples, progress=progress)
         row.update({f"val_{k}": v for k, v in val.items() if k != "samples"})
     checkpoint = run.epoch_checkpoint(epoch)
