@@ -244,6 +244,22 @@ def test_gating_against_the_start_plays_generation_0_and_publishes_only_a_promot
         from_mapping(RLConfig, {"run": "x", "gating": {"against": "last"}}, "t.toml")
 
 
+def test_gating_every_second_generation_gates_only_the_even_ones(tmp_path):
+    from harness.rl.run import RLRun
+
+    config = tiny_run(tmp_path, "every", 3, gating={
+        "enabled": True, "games": 2, "playouts": 2, "parallel": 2, "threshold": 0.0,
+        "against": "start", "every": 2})
+    lines: list[str] = []
+    state = RLRun(config, log=lines.append).run()
+    assert [line.split(":")[0] for line in lines if "scored" in line] == ["generation 2"]
+    # Threshold 0 promotes whatever is gated; the odd generations were not gated.
+    assert state.nets["main"].promotions == [False, True, False]
+    assert state.best == "models/gen-0002.keras"
+    with pytest.raises(ConfigError, match="every"):
+        from_mapping(RLConfig, {"run": "x", "gating": {"every": 0}}, "t.toml")
+
+
 def test_the_report_plots_held_out_figures_only_where_a_run_has_them(tmp_path):
     from harness.files import atomic_json
     from harness.rl.strength import plot_held_out

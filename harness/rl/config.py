@@ -168,10 +168,14 @@ class GatingConfig:
     # published as the run's result) only once it beats the network the run
     # continued, at the test's confidence.
     against: str = "best"
+    # Gate every this many generations (those whose number it divides); the
+    # generations between are not promoted and training goes on. At 19x19 on
+    # two cores a 40-game gate costs three times a generation's self-play.
+    every: int = 1
 
     def __post_init__(self) -> None:
-        if self.games < 1 or self.playouts < 1 or self.parallel < 1:
-            raise ValueError("gating games, playouts and parallel must be at least 1")
+        if self.games < 1 or self.playouts < 1 or self.parallel < 1 or self.every < 1:
+            raise ValueError("gating games, playouts, parallel and every must be at least 1")
         if self.against not in GATE_OPPONENTS:
             raise ValueError(f"gating against must be one of {GATE_OPPONENTS}, "
                              f"got {self.against!r}")

@@ -321,7 +321,9 @@ class RLRun:
         gate = {"gate_games": 0, "gate_win_rate": float("nan")}
         promoted = True
         opponent = self._gate_opponent(state)
-        if config.gating.enabled and candidate != opponent:
+        if config.gating.enabled and g % config.gating.every:
+            promoted = False  # not a gating generation: the candidate trains on
+        elif config.gating.enabled and candidate != opponent:
             result = self._gate(state, candidate, opponent, g)
             promoted = passes(result, config.gating)
             gate = {"gate_games": result.games, "gate_win_rate": result.win_rate}
