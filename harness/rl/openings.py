@@ -41,15 +41,7 @@ class DatasetOpenings:
             if data.size != board_size:
                 raise ConfigError(f"[selfplay] start_dataset {path}: {data.size}x{data.size} "
                                   f"positions, the run plays {board_size}x{board_size}")
-            games = data.split_games("train")
-            info = data.games
-            first = info["first"][games].astype(np.int64)
-            length = info["length"][games].astype(np.int64)
-            keep = (info["handicap"][games] == 0) & (length >= max(1, min_moves))
-            first, length = first[keep], length[keep]
-            if len(first):
-                empty = ~data.positions(first)["stones"][:, 0].any(axis=1)
-                first, length = first[empty], length[empty]
+            first, length = replayable_games(data, "train", min_moves)
             self.moves = data.file["positions/move"][...].astype(np.int64)
         if not len(first):
             raise ConfigError(f"[selfplay] start_dataset {path}: no train game of at least "
@@ -65,6 +57,22 @@ class DatasetOpenings:
         moves = self.moves[self.first[g]:self.first[g] + k]
         passes = np.flatnonzero(moves == self.passing)
         return moves[: passes[0] if len(passes) else k].tolist()
+
+
+def replayable_games(data, split: str, min_moves: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first position and length of ``split``'s games that can be replayed
+    move by move from the empty board: no handicap, no setup stones, at least
+    ``min_moves`` (and one) moves."""
+    games = data.split_games(split)
+    info = data.games
+    first = info["first"][games].astype(np.int64)
+    length = info["length"][games].astype(np.int64)
+    keep = (info["handicap"][games] == 0) & (length >= max(1, min_moves))
+    first, length = first[keep], length[keep]
+    if len(first):
+        empty = ~data.positions(first)["stones"][:, 0].any(axis=1)
+        first, length = first[empty], length[empty]
+    return first, length
 
 
 @functools.lru_cache(maxsize=4)
