@@ -228,7 +228,7 @@ def add_config_flags(parser: argparse.ArgumentParser, cls: type,
         elif hint is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
         elif origin in (list, tuple):
-            kwargs.update(type=_comma_list(args[0] if args else str), metavar="A,B,...")
+            kwargs.update(type=comma_list(args[0] if args else str), metavar="A,B,...")
             if meta.get("repeatable"):
                 kwargs["action"] = "append"
         elif origin is dict:
@@ -289,7 +289,8 @@ def _help(f: dataclasses.Field) -> str:
     return text.replace("%", "%%")  # argparse formats help with %
 
 
-def _comma_list(kind: type):
+def comma_list(kind: type):
+    """An argparse ``type`` reading ``"1, 0.3,0.1"`` as a list of ``kind``."""
     def parse(text: str) -> list:
         try:
             return [kind(part.strip()) for part in text.split(",") if part.strip()]

@@ -13,6 +13,20 @@ from harness.players.gtp_client import GTPClient, find_gnugo, gnugo_command
 # each); tests/test_runtime.py covers that path by asking for it explicitly.
 os.environ.setdefault("HARNESS_INFERENCE", "keras")
 
+@pytest.fixture(scope="session")
+def dataset_5x5(tmp_path_factory):
+    """40 random 5x5 games ingested, 4 of them the validation split."""
+    from harness.data.ingest import IngestConfig, ingest
+    from harness.data.synthetic import write_random_sgfs
+
+    folder = tmp_path_factory.mktemp("games5x5")
+    source = write_random_sgfs(folder / "games.sgf", 40, size=5, moves=12, seed=2)
+    out = folder / "games.h5"
+    ingest(IngestConfig(sources=[str(source)], output=out, board_size=5, val_games=4, seed=1,
+                        workers=1, progress=False))
+    return out
+
+
 GNUGO_MISSING = (
     "GNU Go not installed (looked for /usr/games/gnugo and 'gnugo' on PATH; "
     "'make gnugo' installs it)"

@@ -162,19 +162,6 @@ def test_value_warmup_trains_the_value_head_alone_and_restores_the_flags():
                for layer in trunk)
 
 
-@pytest.fixture(scope="module")
-def dataset_5x5(tmp_path_factory):
-    from harness.data.ingest import IngestConfig, ingest
-    from harness.data.synthetic import write_random_sgfs
-
-    folder = tmp_path_factory.mktemp("mix")
-    source = write_random_sgfs(folder / "games.sgf", 40, size=5, moves=12, seed=2)
-    out = folder / "games.h5"
-    ingest(IngestConfig(sources=[str(source)], output=out, board_size=5, val_games=4, seed=1,
-                        workers=1, progress=False))
-    return out
-
-
 def test_a_run_with_every_regulariser_warms_the_value_head_then_anchors_and_mixes(
         tmp_path, dataset_5x5):
     from harness.nets import load_model

@@ -24,22 +24,16 @@ def test_quality_scores_prior_target_and_played_move_against_the_human_move():
 
 
 @pytest.fixture(scope="module")
-def held_out_5x5(tmp_path_factory):
-    from harness.data.ingest import IngestConfig, ingest
-    from harness.data.synthetic import write_random_sgfs
+def held_out_5x5(dataset_5x5, tmp_path_factory):
     from harness.nets import build_model, save_model
 
     folder = tmp_path_factory.mktemp("targets")
-    source = write_random_sgfs(folder / "games.sgf", 40, size=5, moves=14, seed=3)
-    data = folder / "games.h5"
-    ingest(IngestConfig(sources=[str(source)], output=data, board_size=5, val_games=12, seed=1,
-                        workers=1, progress=False))
     net = save_model(build_model("a0.tiny", 5, 17, seed=1), folder / "net.keras")
     config = folder / "rl.toml"
     config.write_text(f'run = "t"\nboard_size = 5\nkomi = 2.5\nencoder = "agz17"\n'
                       f'init = "{net}"\n[mcts]\nroot = "gumbel"\nplayouts = 4\ngumbel_k = 4\n'
                       f'add_noise = true\n[selfplay]\nparallel = 4\n')
-    return data, net, config
+    return dataset_5x5, net, config
 
 
 def test_positions_are_replayed_from_validation_games_with_the_move_played(held_out_5x5):

@@ -7,6 +7,8 @@ import argparse
 import dataclasses
 import sys
 
+from harness.config_io import comma_list
+
 HELP = ("how often a self-play search's policy targets agree with the moves of held-out "
         "games, against the network's own prior (a target worse than the prior teaches "
         "the network to play worse)")
@@ -21,21 +23,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--network", help="the .keras network (default: the config's init)")
     parser.add_argument("--positions", type=int, default=256,
                         help="positions, one from each sampled game (default 256)")
-    parser.add_argument("--c-scale", dest="c_scale",
+    parser.add_argument("--c-scale", dest="c_scale", type=comma_list(float),
                         help="comma-separated Gumbel c_scale values to compare side by side "
                         "(default: the config's)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", help="also write the table to this CSV file")
-
-
-def parse_scales(text: str | None) -> list[float] | None:
-    """``"1, 0.3,0.1"`` -> ``[1.0, 0.3, 0.1]``."""
-    if not text:
-        return None
-    try:
-        return [float(w) for w in text.split(",") if w.strip()]
-    except ValueError:
-        raise ValueError(f"--c-scale: {text!r} is not a list of numbers") from None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -49,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         network = args.network or config.init
         if not network:
             raise ConfigError("the config has no init network: give --network")
-        scales = parse_scales(args.c_scale)
+        scales = args.c_scale
         if args.positions < 1:
             raise ValueError("--positions must be at least 1")
         positions = held_out_positions(args.data, args.positions, board_size=config.board_size,
