@@ -77,3 +77,14 @@ def test_a_dataset_of_another_board_is_one_line(held_out_5x5, capsys):
     config9.write_text(config.read_text().replace("board_size = 5", "board_size = 9"))
     assert main(["rl-targets", "--config", str(config9), "--data", str(data)]) == 2
     assert "5x5 positions, the search plays 9x9" in capsys.readouterr().err
+
+
+def test_c_scale_on_a_puct_search_is_one_line(held_out_5x5, capsys):
+    from harness.cli import main
+
+    data, _, config = held_out_5x5
+    puct = config.with_name("puct.toml")
+    puct.write_text(config.read_text().replace('root = "gumbel"', 'root = "puct"'))
+    assert main(["rl-targets", "--config", str(puct), "--data", str(data),
+                 "--c-scale", "0.1"]) == 2
+    assert "root is 'puct'" in capsys.readouterr().err

@@ -42,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
         if not network:
             raise ConfigError("the config has no init network: give --network")
         scales = args.c_scale
+        if scales and not config.mcts.gumbel:
+            raise ConfigError(f"--c-scale weighs the Gumbel root's Q term; the config's [mcts] "
+                              f"root is {config.mcts.root!r}")
         if args.positions < 1:
             raise ValueError("--positions must be at least 1")
         positions = held_out_positions(args.data, args.positions, board_size=config.board_size,
