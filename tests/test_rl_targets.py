@@ -38,10 +38,10 @@ def held_out_5x5(dataset_5x5, tmp_path_factory):
 
 def test_positions_are_replayed_from_validation_games_with_the_move_played(held_out_5x5):
     from harness.data.dataset import open_dataset
-    from harness.rl.targets import held_out_positions
+    from harness.rl.targets import replayed_positions
 
     data, _, _ = held_out_5x5
-    positions = held_out_positions(data, 8, board_size=5, komi=2.5, rules="superko", seed=0,
+    positions = replayed_positions(data, 8, board_size=5, komi=2.5, rules="superko", seed=0,
                                    min_moves=3)
     assert 1 <= len(positions.games) <= 8 and len(positions.moves) == len(positions.games)
     with open_dataset(data) as d:

@@ -102,17 +102,17 @@ def measure(held: HeldOut, logits: np.ndarray, value: np.ndarray,
 
 
 def interval_figures(held: HeldOut, logits: np.ndarray, value: np.ndarray) -> dict:
-    """95% normal intervals of held-out top-1 and value MSE. The positions are
+    """95% intervals of held-out top-1 and value MSE. The positions are
     spread over the validation games (one or two per game), so they are
     treated as independent."""
+    from harness.stats.bootstrap import mean_interval
+
     hits = (np.argmax(logits, axis=1) == held.move).astype(np.float64)
-    known = held.known > 0
-    error = ((value - held.outcome) ** 2)[known]
+    error = ((value - held.outcome) ** 2)[held.known > 0]
     out = {}
     for key, sample in (("heldout_top1", hits), ("heldout_value_mse", error)):
-        half = 1.96 * sample.std(ddof=1) / np.sqrt(len(sample)) if len(sample) > 1 else np.nan
-        out[f"{key}_low"] = float(sample.mean() - half)
-        out[f"{key}_high"] = float(sample.mean() + half)
+        estimate = mean_interval(sample)
+        out[f"{key}_low"], out[f"{key}_high"] = estimate.low, estimate.high
     return out
 
 

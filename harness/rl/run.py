@@ -364,7 +364,7 @@ class RLRun:
         gating = self.config.gating
 
         best = NetworkEvaluator(load_model(self.path / opponent), self.config.encoder,
-                                self.config.board_size, self.config.evaluator)
+                                self.config.board_size, self.played().evaluator)
         return play_match(
             self._evaluator(state, candidate), best, gating.games,
             size=self.config.board_size, komi=self.config.komi, rules=self.config.rules,

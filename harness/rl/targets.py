@@ -27,16 +27,16 @@ EPSILON = 1e-9
 
 
 @dataclass(frozen=True)
-class HeldOutPositions:
+class ReplayedPositions:
     """Positions replayed from held-out games and the move played in each."""
 
     games: list  # harness.game.position.Game, one position per game
     moves: np.ndarray  # int64 (N,): the move the game's player chose there
 
 
-def held_out_positions(path: str | Path, count: int, *, board_size: int, komi: float,
+def replayed_positions(path: str | Path, count: int, *, board_size: int, komi: float,
                        rules: str, seed: int = 0, min_moves: int = 10,
-                       split: str = "val") -> HeldOutPositions:
+                       split: str = "val") -> ReplayedPositions:
     """One position from each of ``count`` random ``split`` games (every game
     if fewer), at a uniform move number from ``min_moves`` to the game's last
     move, replayed from the empty board; positions after a pass are skipped."""
@@ -69,7 +69,7 @@ def held_out_positions(path: str | Path, count: int, *, board_size: int, komi: f
             played.append(int(line[-1]))
     if not games:
         raise ConfigError(f"{path}: no {split} game of more than {min_moves} moves to replay")
-    return HeldOutPositions(games, np.asarray(played, np.int64))
+    return ReplayedPositions(games, np.asarray(played, np.int64))
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def quality(priors: np.ndarray, targets: np.ndarray, chosen: np.ndarray,
         kl=kl)
 
 
-def search_targets(search, positions: HeldOutPositions,
+def search_targets(search, positions: ReplayedPositions,
                    progress: Callable[[int], None] | None = None) -> TargetQuality:
     """Search every position with ``search`` (a BatchedSearch, ``search.games``
     at a time) and measure its targets against the human moves."""

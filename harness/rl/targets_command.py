@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.config_io import ConfigError, load_config
     from harness.files import atomic_write, csv_text, format_table
     from harness.rl.config import RLConfig
-    from harness.rl.targets import TARGET_COLUMNS, held_out_positions, quality_row, search_targets
+    from harness.rl.targets import TARGET_COLUMNS, quality_row, replayed_positions, search_targets
 
     try:
         config = load_config(RLConfig, args.config)
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
                               f"root is {config.mcts.root!r}")
         if args.positions < 1:
             raise ValueError("--positions must be at least 1")
-        positions = held_out_positions(args.data, args.positions, board_size=config.board_size,
+        positions = replayed_positions(args.data, args.positions, board_size=config.board_size,
                                        komi=config.komi, rules=config.rules, seed=args.seed)
         from harness.nets import load_model
         from harness.search import BatchedSearch, NetworkEvaluator
@@ -66,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError, OSError) as e:
         print(f"harness rl-targets: {e}", file=sys.stderr)
         return 2
-    print(f"{network}, {mcts.playouts} playouts, {mcts.root} root, against the moves of "
-          f"{len(positions.moves)} {args.data} validation positions")
+    print(f"{network}, {config.mcts.playouts} playouts, {config.mcts.root} root, against "
+          f"the moves of {len(positions.moves)} {args.data} validation positions")
     print(format_table(TARGET_COLUMNS, rows))
     if args.out:
         atomic_write(args.out, csv_text(TARGET_COLUMNS, rows))
