@@ -12,8 +12,11 @@
 #
 # then run it there with carry [".gpu"], in two calls that each fit the
 # device's 10-minute command limit:
-#   bash tools/gpu-measure.sh jax bench     # about 4 minutes
-#   bash tools/gpu-measure.sh jax train     # about 6 minutes
+#   bash tools/gpu-measure.sh jax bench     # about 5 minutes
+#   bash tools/gpu-measure.sh jax train     # about 4.5 minutes
+# (on an H200, 2026-11-27, the first call also starts the machine: about
+# 15 minutes of device time for both, all a session gets; docs/results.md,
+# "On an NVIDIA H200 with JAX", has what they printed.)
 # Everything it prints goes to $OUT too. One backend per run (jax or torch).
 set -u
 BACKEND=${1:-jax}
@@ -22,24 +25,25 @@ OUT=${OUT:-/tmp/gpu-out}
 mkdir -p "$OUT" /tmp/pydeps
 PY=${PYTHON:-python3}
 $PY -m pip install --quiet --no-index --no-deps --target /tmp/pydeps .gpu/*.whl
-export PYTHONPATH=$PWD:/tmp/pydeps KERAS_BACKEND=$BACKEND HARNESS_INFERENCE=keras
+export PYTHONPATH=$PWD:/tmp/pydeps KERAS_BACKEND=$BACKEND HARNESS_INFERENCE=keras PYTHONUNBUFFERED=1
 H="$PY -m harness"
 log=$OUT/gpu-$BACKEND-$STAGE.log
 {
   nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  $PY -c "import jax, keras; print('jax', jax.__version__, jax.devices(), 'keras', keras.__version__)"
   if [ "$STAGE" = bench ]; then
   echo "== forward positions/s by batch and training samples/s"
-  timeout 200 $H bench models a0.small a0.6.64 mobile.small b6c96nbt.conv.avg transformer.small \
+  timeout 230 $H bench models a0.small a0.6.64 mobile.small b6c96nbt.conv.avg transformer.small \
       --board-size 19 --batch-sizes 1,64,256,1024 --train-batch 256 --seconds 1 \
       --save "$OUT/models-19x19-$BACKEND"
   echo "== self-play on 9x9"
-  timeout 60 $H bench selfplay --model a0.6.64 --board-size 9 --playouts 64 --games 256 \
-      --leaves 2 --seconds 30
+  timeout 100 $H bench selfplay --model a0.6.64 --board-size 9 --playouts 32 --games 128 \
+      --leaves 2 --seconds 20 --uct-seconds 0
   else
-  echo "== a 5-minute supervised run and its held-out top-1"
-  timeout 420 $H train --model a0.6.64 --data .gpu/tygem-2m.h5 --run gpu-$BACKEND \
-      --runs-dir /tmp/gpu-runs --budget 300 --epochs 5 --batch-size 256 --quiet
-  timeout 120 $H evaluate /tmp/gpu-runs/gpu-$BACKEND/best.keras --data .gpu/tygem-2m.h5 \
-      --split test --max-samples 50000 --quiet
+  echo "== a 200-s supervised run and its held-out top-1"
+  timeout 290 $H train --model a0.6.64 --data .gpu/tygem-2m.h5 --run gpu-$BACKEND \
+      --runs-dir /tmp/gpu-runs --budget 200 --epochs 5 --batch-size 256 --val-samples 16384 --quiet
+  timeout 100 $H evaluate /tmp/gpu-runs/gpu-$BACKEND/best.keras --data .gpu/tygem-2m.h5 \
+      --split test --max-samples 30000 --quiet
   fi
 } 2>&1 | tee "$log"
