@@ -123,8 +123,7 @@ def train_rate(model, batch: int, seconds: float, jit_compile: bool | str = "aut
 
     ``"auto"`` is what ``harness train`` gets from Keras: a jitted step on JAX
     and on a TensorFlow GPU, a graph without XLA on a TensorFlow CPU. False
-    would run JAX's step op by op, a path no training takes (it measured 400
-    samples/s on an H200 where training ran 15,500)."""
+    would run JAX's step op by op, a path no training takes."""
     import keras
     import numpy as np
 
@@ -185,10 +184,10 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
             rows.append(row(name, info, "forward", batch,
                             forward_rate(model, batch, args.seconds)))
         if args.train_batch:
-            jit = True if getattr(args, "jit_compile", False) else "auto"
-            rows.append(row(name, info, "train (XLA)" if jit is True else "train",
-                            args.train_batch,
-                            train_rate(model, args.train_batch, args.seconds, jit)))
+            xla = getattr(args, "jit_compile", False)
+            rate = train_rate(model, args.train_batch, args.seconds, True if xla else "auto")
+            rows.append(row(name, info, "train (XLA)" if xla else "train", args.train_batch,
+                            rate))
     return rows
 
 
