@@ -7,6 +7,8 @@ Keras backend, and all are registered so ``.keras`` files load with
 
 from __future__ import annotations
 
+import math
+
 import keras
 from keras import ops
 
@@ -167,3 +169,43 @@ class PointEmbedding(keras.layers.Layer):
     def get_config(self):
         return {**super().get_config(),
                 "initializer": keras.initializers.serialize(self.initializer)}
+
+
+@keras.saving.register_keras_serializable(package="harness")
+class ScoreUtility(keras.layers.Layer):
+    """What a search maximises when the margin counts too: ``(1 - weight) v +
+    weight (2 / pi) atan(s / scale)`` from the value ``v`` (tanh, or a win
+    probability when ``sigmoid``) and the score head's expected margin ``s``
+    in points, both for the side to move.
+
+    KataGo's paper adds such a saturating score term to the win value: where
+    every move wins (or loses) the win value no longer tells moves apart, and
+    the margin still does, so the search keeps playing for points instead of
+    drifting. A convex blend rather than a sum keeps the utility in [-1, 1],
+    the range the tree's value normalisations assume; the arctangent saturates
+    so that a few more points never outweigh a safe win.
+    """
+
+    def __init__(self, weight: float, scale: float, sigmoid: bool = False, **kwargs):
+        super().__init__(**kwargs)
+        if not 0.0 <= weight <= 1.0 or scale <= 0:
+            raise ValueError(f"ScoreUtility needs 0 <= weight <= 1 and scale > 0 "
+                             f"(got {weight}, {scale})")
+        self.weight = float(weight)
+        self.scale = float(scale)
+        self.sigmoid = bool(sigmoid)
+
+    def call(self, inputs):
+        value, score = inputs
+        value = ops.cast(value, "float32")
+        if self.sigmoid:
+            value = 2.0 * value - 1.0
+        margin = ops.arctan(ops.cast(score, "float32") / self.scale) * (2.0 / math.pi)
+        return (1.0 - self.weight) * value + self.weight * margin
+
+    def compute_output_shape(self, input_shape):
+        return input_shape[0]
+
+    def get_config(self):
+        return {**super().get_config(), "weight": self.weight, "scale": self.scale,
+                "sigmoid": self.sigmoid}

@@ -44,6 +44,7 @@ class MCTSPlayer(SearchBudget):
         root: str = "puct",
         gumbel_k: int = 16,
         fill_eyes: bool = False,
+        score_utility: float = 0.0,
         config=None,
         seed: int | None = None,
         name: str | None = None,
@@ -68,6 +69,7 @@ class MCTSPlayer(SearchBudget):
         )
         self.playouts = self.config.playouts
         self.randomize = randomize
+        self.score_utility = score_utility
         self.encoder = encoder
         source = self.network.path if self.network else type(evaluator).__name__
         self.name = name or f"mcts:{source}@{self.playouts}"
@@ -93,7 +95,7 @@ class MCTSPlayer(SearchBudget):
                 batch = max(8, self.config.leaves_per_game)
                 evaluator = NetworkEvaluator(
                     self.network.model, encoder, self.network.size,
-                    EvaluatorConfig(batch_size=batch),
+                    EvaluatorConfig(batch_size=batch, score_utility=self.score_utility),
                 )
             self._searches[encoder] = BatchedSearch(
                 evaluator, self.config, games=1, seed=int(self._rng.integers(2**31))

@@ -12,7 +12,9 @@ for uct (win rate), ``randomize=1`` for mcts (Cazenave's tournament choice;
 Gumbel noise under the Gumbel root), ``root=gumbel`` and ``gumbel_k=N`` for
 mcts (Gumbel AlphaZero's search, at most N root moves sampled),
 ``fill_eyes=1`` for mcts (the search may play into its own true eyes, as
-before 2026-11-26; default 0: it never does),
+before 2026-11-26; default 0: it never does), ``score_utility=W`` for mcts
+(a network with a score head: the search maximises the win value blended
+with the margin, ``harness.search.utility``),
 ``encoder=NAME`` for policy and mcts (when the run does not say).
 
 The text is parsed once, by :func:`parse_player`, into a :class:`PlayerSpec`;
@@ -48,7 +50,7 @@ _OPTIONS = {  # the options each kind takes besides seed (gtp takes none: commas
     "random": (),
     "uct": ("resign",),
     "policy": ("encoder",),
-    "mcts": ("randomize", "encoder", "root", "gumbel_k", "fill_eyes"),
+    "mcts": ("randomize", "encoder", "root", "gumbel_k", "fill_eyes", "score_utility"),
     "gnugo": (),
 }
 
@@ -73,6 +75,7 @@ class PlayerSpec:
     root: str = DEFAULT_ROOT  # mcts: "puct" or "gumbel"
     gumbel_k: int = DEFAULT_GUMBEL_K  # mcts
     fill_eyes: bool = False  # mcts: True lets the search play into its own eyes
+    score_utility: float = 0.0  # mcts: the score term's weight in what the search maximises
     encoder: str | None = None  # policy, mcts: when the model does not say
 
     @property
@@ -96,6 +99,7 @@ class PlayerSpec:
             "gumbel_k": None if self.gumbel_k == DEFAULT_GUMBEL_K else str(self.gumbel_k),
             "randomize": "1" if self.randomize else None,
             "fill_eyes": "1" if self.fill_eyes else None,
+            "score_utility": _short(self.score_utility) if self.score_utility else None,
             "encoder": self.encoder,
             "resign": None if self.resign is None else _short(self.resign),
             "seed": None if self.seed is None else str(self.seed),
@@ -141,7 +145,8 @@ class PlayerSpec:
             return self._network(lambda: MCTSPlayer(
                 self.model, playouts=self.playouts, randomize=self.randomize,
                 encoder=self.encoder, root=self.root, gumbel_k=self.gumbel_k,
-                fill_eyes=self.fill_eyes, seed=seed, name=name))
+                fill_eyes=self.fill_eyes, score_utility=self.score_utility, seed=seed,
+                name=name))
         if self.kind == "gnugo":
             from harness.players.gtp_player import gnugo_player
 
@@ -214,10 +219,16 @@ def parse_player(text: str) -> PlayerSpec:
                                                          "option randomize"))
     fill_eyes = "fill_eyes" in options and bool(_integer(text, options["fill_eyes"],
                                                          "option fill_eyes"))
+    score_utility = 0.0
+    if "score_utility" in options:
+        score_utility = _number(text, options["score_utility"], "option score_utility")
+        if not 0.0 <= score_utility <= 1.0:
+            raise _fail(text, f"score_utility must be in [0, 1], got {score_utility:g}")
     return PlayerSpec(
         "mcts", model=model,
         playouts=_positive(text, after_at or DEFAULT_PLAYOUTS["mcts"], "playouts"),
         randomize=randomize, encoder=encoder, root=root, fill_eyes=fill_eyes,
+        score_utility=score_utility,
         gumbel_k=_positive(text, options.get("gumbel_k", DEFAULT_GUMBEL_K), "gumbel_k"),
         seed=seed,
     )

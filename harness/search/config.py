@@ -183,8 +183,19 @@ class EvaluatorConfig:
     # by side, and two one-thread passes outrun one two-thread pass on two
     # cores (harness bench selfplay --overlap).
     threads: int = 0
+    # KataGo's score utility (harness.search.utility): the tree backs up
+    # (1 - w) value + w (2/pi) atan(score / scale) instead of the value, from a
+    # network with a score head. 0: off, the value alone. The root value a
+    # self-play game records (and [train] value_mix blends) is then the utility.
+    score_utility: float = 0.0
+    # Points at which the score term is half its maximum; 0: the board's side.
+    score_utility_scale: float = 0.0
 
     def __post_init__(self) -> None:
+        if not 0.0 <= self.score_utility <= 1.0:
+            raise ValueError(f"score_utility must be in [0, 1], got {self.score_utility}")
+        if self.score_utility_scale < 0:
+            raise ValueError(f"score_utility_scale must be >= 0, got {self.score_utility_scale}")
         if self.threads < 0:
             raise ValueError(f"threads must be >= 0, got {self.threads}")
         if self.batch_size < 1:

@@ -26,6 +26,7 @@ from harness.game.geometry import geometry
 from harness.search.cache import EvalCache, position_keys
 from harness.search.config import EvaluatorConfig
 from harness.search.runtime import default_inference, frozen_source, select_forward
+from harness.search.utility import UTILITY, utility_model, utility_scale
 
 _log = logging.getLogger(__name__)
 
@@ -136,7 +137,9 @@ class NetworkEvaluator:
     ``(N, B*B + 1)`` and a value output (``config.value_head``) ``(N, 1)``.
     ``inference`` picks the runtime (``auto``, ``keras``, ``onnx``,
     ``openvino``; None: ``$HARNESS_INFERENCE`` or ``auto``); ``runtime.choice``
-    says which one runs each batch shape.
+    says which one runs each batch shape. With ``config.score_utility`` the
+    value it returns is the win value blended with the score head's margin
+    (:mod:`harness.search.utility`), computed inside the forward pass.
 
     ``evaluate`` may be called from two threads at once (overlapped search):
     each thread encodes into its own input buffer and runs the network
@@ -159,6 +162,14 @@ class NetworkEvaluator:
         self.convention = self.config.value_convention or value_convention(
             model, self.config.value_head
         )
+        # The model the forward pass runs: the network, or its utility wrapper.
+        self._served, self._value_output = model, self.config.value_head
+        if self.config.score_utility:
+            self._served = utility_model(
+                model, self.config.score_utility,
+                utility_scale(self.config.score_utility_scale, self.size),
+                self.config.value_head, sigmoid=self.convention == "sigmoid")
+            self._value_output, self.convention = UTILITY, "tanh"
         self._zobrist = geometry(self.size).zobrist
         self._rng = np.random.default_rng(self.config.seed)
         self._shapes = batch_shapes(self.config.batch_size)
@@ -196,12 +207,12 @@ class NetworkEvaluator:
     def _select_runtime(self):
         """The forward pass: Keras, or an export of it that agrees with Keras
         and runs faster here (:mod:`harness.search.runtime`)."""
-        if self.inference != "keras" and frozen_source(self.model) is None:
+        if self.inference != "keras" and frozen_source(self._served) is None:
             from harness.nets.export import weights_hash
 
-            self._exported_weights = weights_hash(self.model)  # what an export would hold
-        return select_forward(self.model, self.inference, self._shapes,
-                              value_head=self.config.value_head,
+            self._exported_weights = weights_hash(self._served)  # what an export would hold
+        return select_forward(self._served, self.inference, self._shapes,
+                              value_head=self._value_output,
                               keras_mode=self.config.forward, log=_log.info,
                               threads=self.config.threads)
 
@@ -334,8 +345,8 @@ class NetworkEvaluator:
         if self.cache is not None:
             self.cache.clear()
         exported = set(self._forward.choice.by_shape.values()) != {"keras"}
-        if exported and frozen_source(self.model) is None:
+        if exported and frozen_source(self._served) is None:
             from harness.nets.export import weights_hash
 
-            if weights_hash(self.model) != self._exported_weights:
+            if weights_hash(self._served) != self._exported_weights:
                 self._forward = self._select_runtime()
