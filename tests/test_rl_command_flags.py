@@ -70,3 +70,20 @@ def test_every_arm_of_the_19x19_ablation_layers_over_its_study(tmp_path):
                                       "--run", "rl19-all", "--runs-dir", str(tmp_path)))
     assert combined.gating.enabled and combined.train.mix_share == 0.25
     assert combined.selfplay.start_probability == 0.5 and combined.train.anchor_kl == 0.5
+
+
+def test_every_arm_of_the_9x9_learning_methods_layers_over_the_recipe(tmp_path):
+    arms = sorted((GUMBEL.parent / "rl-9x9-arms").glob("*.toml"))
+    configs = {arm.stem: config_from_args(_args("--config", str(GUMBEL), "--config", str(arm),
+                                                "--runs-dir", str(tmp_path)))
+               for arm in arms}
+    assert configs["score-utility"].evaluator.score_utility == 0.2
+    assert configs["score-utility"].train.ema_decay == 0.0
+    assert configs["ema"].train.ema_decay == 0.995
+    assert configs["ema"].evaluator.score_utility == 0.0
+    assert (configs["steps-x2"].train.steps, configs["steps-half"].train.steps) == (400, 100)
+    assert configs["window-small"].window.maximum == 1000
+    for config in configs.values():  # only their own keys change: the recipe stays
+        assert (config.model, config.mcts.playouts, config.selfplay.games) == ("a0.4.32", 16, 96)
+        assert config.heads == ["ownership", "score"]
+    assert len({c.run for c in configs.values()}) == len(arms)
