@@ -16,6 +16,8 @@ from harness.search.leaves import history_rows
 from harness.search.utility import utility_model, utility_scale
 
 keras = pytest.importorskip("keras")
+from test_evaluator import StonePlanes  # noqa: E402  (the trivial encoder those tests use)
+
 from harness.nets.layers import ScoreUtility  # noqa: E402  (needs keras)
 
 SIZE = 5
@@ -29,20 +31,6 @@ ATARI = """
 . . . . .
 """
 CAPTURE = 3 * SIZE + 3  # the point below the white stone
-
-
-class StonePlanes:
-    """Own stones, opponent stones, ones (no real encoder needed here)."""
-
-    planes = 3
-    history = 1
-
-    def encode(self, stones, to_play, size, out=None):
-        current = stones[:, -1, :]
-        own = current == to_play[:, None]
-        other = (current != 0) & ~own
-        x = np.stack([own, other, np.ones_like(own)], axis=-1).astype(np.float32)
-        return x.reshape(len(stones), size, size, self.planes)
 
 
 def counting_model(value_bias: float = 3.0, value_activation: str = "tanh"):
