@@ -137,3 +137,13 @@ def test_the_player_spec_carries_the_score_utility():
     assert parse_player("mcts:net.keras@16").score_utility == 0.0
     with pytest.raises(PlayerSpecError, match=r"score_utility must be in \[0, 1\]"):
         parse_player("mcts:net.keras@16,score_utility=2")
+
+
+def test_the_blend_stays_float32_under_a_mixed_precision_policy():
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        wrapped = utility_model(counting_model(), 0.2, 5.0)
+    finally:
+        keras.config.set_dtype_policy(previous)
+    assert wrapped.get_layer("utility").dtype_policy.compute_dtype == "float32"

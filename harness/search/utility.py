@@ -38,7 +38,9 @@ def utility_model(model, weight: float, scale: float, value_head: str = "value",
         raise ValueError(f"score_utility needs a score head; model {model.name} has only "
                          f"{names} (a zoo name with .score adds one)")
     out = dict(zip(names, outputs, strict=True))
-    utility = ScoreUtility(weight, scale, sigmoid=sigmoid, name=UTILITY)(
+    # float32 whatever the precision policy: a bfloat16 blend would round the
+    # utility to about 0.004, coarser than the differences the tree compares.
+    utility = ScoreUtility(weight, scale, sigmoid=sigmoid, name=UTILITY, dtype="float32")(
         [out[value_head], out["score"]])
     return keras.Model(model.inputs, {"policy": out["policy"], UTILITY: utility},
                        name=f"{model.name}_utility")
