@@ -221,9 +221,13 @@ def parse_player(text: str) -> PlayerSpec:
                                                          "option fill_eyes"))
     score_utility = 0.0
     if "score_utility" in options:
+        from harness.search.config import EvaluatorConfig
+
         score_utility = _number(text, options["score_utility"], "option score_utility")
-        if not 0.0 <= score_utility <= 1.0:
-            raise _fail(text, f"score_utility must be in [0, 1], got {score_utility:g}")
+        try:  # the evaluator's own check, at parse time
+            EvaluatorConfig(score_utility=score_utility)
+        except ValueError as exc:
+            raise _fail(text, str(exc)) from None
     return PlayerSpec(
         "mcts", model=model,
         playouts=_positive(text, after_at or DEFAULT_PLAYOUTS["mcts"], "playouts"),
