@@ -210,7 +210,7 @@ def parse_player(text: str) -> PlayerSpec:
         temperature = 0.0 if after_at is None else _temperature(text, after_at)
         return PlayerSpec("policy", model=model, temperature=temperature, encoder=encoder,
                           seed=seed)
-    from harness.search.config import ROOT_RULES
+    from harness.search.config import ROOT_RULES, EvaluatorConfig
 
     root = options.get("root", DEFAULT_ROOT)
     if root not in ROOT_RULES:
@@ -221,8 +221,6 @@ def parse_player(text: str) -> PlayerSpec:
                                                          "option fill_eyes"))
     score_utility = 0.0
     if "score_utility" in options:
-        from harness.search.config import EvaluatorConfig
-
         score_utility = _number(text, options["score_utility"], "option score_utility")
         try:  # the evaluator's own check, at parse time
             EvaluatorConfig(score_utility=score_utility)
