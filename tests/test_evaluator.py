@@ -109,6 +109,15 @@ def test_value_conventions(activation, bias, expected):
     assert value[0] == pytest.approx(expected, abs=1e-5)
 
 
+def test_values_come_back_in_range_whatever_the_network_says():
+    from harness.search.evaluator import clean_values
+
+    tanh = np.array([0.5, -1.5, 2.0, np.nan], np.float32)
+    np.testing.assert_array_equal(clean_values(tanh, False), [0.5, -1.0, 1.0, 0.0])
+    sigmoid = np.array([0.75, 0.0, 1.0, np.nan], np.float32)  # P(win) -> 2p - 1
+    np.testing.assert_array_equal(clean_values(sigmoid, True), [0.5, -1.0, 1.0, 0.0])
+
+
 def test_value_convention_from_the_zoo_attribute():
     model = dense_model("tanh")
     model.value_loss = "bce"  # what the zoo records overrides the layer

@@ -134,6 +134,20 @@ def test_incremental_state_matches_recomputation_in_seeded_random_games():
     assert moves > 1500 and captures > 100  # the games did exercise captures
 
 
+def test_legal_mask_agrees_with_checking_each_move_in_long_random_games():
+    # The mask filters superko lookups through a bit set of the history's
+    # hashes; checking one move scans the whole history. Long games on small
+    # boards repeat stones often enough that some moves are superko-banned.
+    banned = 0
+    for seed, size in [(1, 5), (2, 5), (4, 5), (5, 7)]:
+        for game in random_game(size, "superko", seed, max_moves=400, pass_rate=0.0):
+            codes = [game.check(p) for p in range(size * size + 1)]
+            expected = np.array([code == "legal" for code in codes])
+            np.testing.assert_array_equal(game.legal_moves(), expected)
+            banned += codes.count("positional superko")
+    assert banned > 0  # the games did reach superko bans
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     size=st.sampled_from([5, 6, 7]),

@@ -48,7 +48,14 @@ from harness.search.moves import (
     choose_full_search,
     dirichlet_alpha,
 )
-from harness.search.step import Leaves, finish, gather, new_leaves, new_slots
+from harness.search.step import (
+    Leaves,
+    finish,
+    gather,
+    new_leaves,
+    new_slots,
+    reached_target,
+)
 
 
 @dataclass
@@ -361,11 +368,8 @@ class BatchedSearch:
             finish(self.tree, self.slots, self._group_leaves[group], n, policy, value,
                    self.params)
             self.evaluations += n
-        s, tree = self.slots, self.tree
-        for g in np.flatnonzero(self._group_active(group)):
-            expanded = tree.first[g, T.ROOT] >= 0
-            if expanded and tree.visits[g, T.ROOT] - 1 >= s.target[g]:
-                self._done.append((int(g), self._finish_slot(int(g))))
+        for g in reached_target(self.tree, self.slots, self._group_active(group)):
+            self._done.append((int(g), self._finish_slot(int(g))))
 
     def _land_inflight(self, group: int) -> None:
         future = self._inflight[group]

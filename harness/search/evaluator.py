@@ -83,6 +83,45 @@ def masked_softmax(logits, legal, inv_temperature, out):
     return out
 
 
+@njit(cache=True, nogil=True)
+def permuted_stones(stones, ks, source, out):
+    """``out[i, t, q] = stones[i, t, source[ks[i], q]]``: each position under its symmetry."""
+    for i in range(stones.shape[0]):
+        k = ks[i]
+        for t in range(stones.shape[1]):
+            for q in range(stones.shape[2]):
+                out[i, t, q] = stones[i, t, source[k, q]]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def unpermuted_logits(logits, ks, source, out):
+    """Logits of positions seen under symmetry ``ks[i]`` back on the board's own
+    points: the logit the network gave point ``q`` belongs to ``source[k, q]``
+    (pass stays)."""
+    points = source.shape[1]
+    for i in range(logits.shape[0]):
+        k = ks[i]
+        for q in range(points):
+            out[i, source[k, q]] = logits[i, q]
+        out[i, points] = logits[i, points]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def clean_values(values, sigmoid):
+    """Values in [-1, 1] in place: a sigmoid's [0, 1] rescaled, NaN as 0 (a
+    broken network must not stop a long run), the rest clipped."""
+    for i in range(values.shape[0]):
+        v = values[i]
+        if sigmoid:
+            v = 2.0 * v - 1.0
+        if np.isnan(v):
+            v = 0.0
+        values[i] = min(max(v, -1.0), 1.0)
+    return values
+
+
 def value_convention(model, head: str = "value") -> str:
     """"tanh" or "sigmoid": what the model's value output means.
 
@@ -123,10 +162,6 @@ def batch_shapes(batch_size: int) -> list[int]:
     shapes.extend(range(s, batch_size, step))
     shapes.append(batch_size)
     return shapes
-
-
-def _inverse_symmetries(ks: np.ndarray) -> np.ndarray:
-    return np.where(ks >= 4, ks, (4 - ks) % 4)
 
 
 class NetworkEvaluator:
@@ -251,9 +286,7 @@ class NetworkEvaluator:
             logits[start:stop] = p[:count]
             values[start:stop] = v[:count]
             calls += 1
-        if self.convention == "sigmoid":
-            values = 2.0 * values - 1.0
-        np.clip(np.nan_to_num(values, nan=0.0), -1.0, 1.0, out=values)
+        clean_values(values, self.convention == "sigmoid")
         with self._lock:
             self.calls += calls
             self.positions += n
@@ -277,13 +310,10 @@ class NetworkEvaluator:
         to the float planes after: the same result, since every encoder is a
         geometric function of the stones, at a fraction of the memory traffic.
         """
-        from harness.features.symmetry import transform_policy
-
         with self._lock:
             ks = self._symmetries(stones.shape[0])
         if ks is not None:
-            gather = self._point_sources()[ks][:, None, :]
-            stones = np.take_along_axis(stones, gather, axis=2)
+            stones = permuted_stones(stones, ks, self._point_sources(), np.empty_like(stones))
 
         def encode(x, start, stop):
             planes = self.encoder.encode(stones[start:stop], to_play[start:stop], self.size, out=x)
@@ -292,7 +322,7 @@ class NetworkEvaluator:
 
         logits, values = self._batches(stones.shape[0], encode)
         if ks is not None:
-            logits = transform_policy(logits, _inverse_symmetries(ks), self.size)
+            logits = unpermuted_logits(logits, ks, self._point_sources(), np.empty_like(logits))
         return logits, values
 
     def _point_sources(self) -> np.ndarray:
