@@ -279,34 +279,6 @@ def test_batched_equals_one_at_a_time(per_game):
         assert result.root_value == single.root_value
 
 
-@pytest.mark.parametrize("per_game", [1, 4])
-def test_gathering_on_every_core_builds_the_trees_one_core_builds(per_game):
-    # The gather kernel walks the games' trees on numba's threads; each game
-    # has its own tree row, leaf slots and scratch, so the threads must not
-    # change a visit, a value or a chosen move.
-    import numba
-
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("one numba thread on this machine")
-    games = [random_game(7, n, seed=30 + n) for n in (0, 2, 5, 9, 14, 21, 27)]
-    options = dict(value="area", priors="pattern", scale=10.0, playouts=70,
-                   leaves_per_game=per_game)
-    results = {}
-    threads = numba.get_num_threads()
-    try:
-        for count in (1, 2):
-            numba.set_num_threads(count)
-            search, _ = searcher(games[0], games=len(games), **options)
-            results[count] = search.search(games)
-    finally:
-        numba.set_num_threads(threads)
-    for one, two in zip(results[1], results[2], strict=True):
-        np.testing.assert_array_equal(one.visits, two.visits)
-        np.testing.assert_array_equal(one.q, two.q)
-        assert one.root_value == two.root_value
-        assert one.best_move == two.best_move
-
-
 @pytest.mark.parametrize("per_game", [1, 3])
 def test_overlapped_groups_search_exactly_as_without_overlap(per_game):
     # Each tree depends only on its own evaluations, so evaluating the two

@@ -231,10 +231,6 @@ def onnx_forward(path: str | os.PathLike, value_head: str = "value", threads: in
     options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     options.log_severity_level = 3
     options.intra_op_num_threads = threads
-    # Idle pool threads sleep instead of spinning: between two runs the
-    # search's tree work needs the cores the spinning threads would hold
-    # (measured in docs/results.md, "The search's own work between passes").
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
     name = session.get_inputs()[0].name
     wanted = ["policy", value_head]

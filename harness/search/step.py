@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from harness.game import board as K
 from harness.search import gumbel as G
@@ -138,82 +138,50 @@ def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
     return True
 
 
-@njit(cache=True)
-def _game_leaves(t, s, g, roots, root_rows, scratch, leaves, base, params, per_game, geo,
-                 owner, rules):
-    """Up to ``per_game`` leaves of game ``g`` into leaf slots ``base``...;
-    returns how many need the network."""
-    if t.first[g, T.ROOT] == T.UNEXPANDED:
-        # The root's own evaluation comes first and alone: its priors (and
-        # root noise) must exist before any child is chosen.
-        leaves.path[base, 0] = T.ROOT
-        leaves.depth[base] = 1
-        t.inflight[g, T.ROOT] += 1
-        return 1 if _prepare(t, g, roots, root_rows, leaves, base, scratch, s, geo, owner,
-                             rules) else 0
-    pending = 0
-    while pending < per_game:
-        if remaining(t, s, g) - pending <= 0:
-            break
-        n = base + pending
-        depth = descend(t, g, leaves.path[n], params, s.noise, s.target[g])
-        node = leaves.path[n, depth - 1]
-        state = t.first[g, node]
-        if state == T.TERMINAL:
-            T.backup(t, g, leaves.path[n], depth, t.term[g, node])
-            s.new_playouts[g] += 1
-            continue
-        if state != T.UNEXPANDED:
-            # Another descent of this step is already evaluating this leaf:
-            # stop here rather than evaluate it twice.
-            T.release(t, g, leaves.path[n], depth)
-            break
-        leaves.depth[n] = depth
-        if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
-            pending += 1
-    return pending
-
-
-@njit(**HOT)
-def _move_leaf(leaves, src, dst):
-    """Leaf slot ``src``'s contents into slot ``dst`` (``dst`` < ``src``)."""
-    leaves.game[dst] = leaves.game[src]
-    depth = leaves.depth[src]
-    leaves.depth[dst] = depth
-    leaves.to_play[dst] = leaves.to_play[src]
-    for i in range(depth):
-        leaves.path[dst, i] = leaves.path[src, i]
-    for j in range(leaves.rows.shape[1]):
-        for p in range(leaves.rows.shape[2]):
-            leaves.rows[dst, j, p] = leaves.rows[src, j, p]
-    for m in range(leaves.legal.shape[1]):
-        leaves.legal[dst, m] = leaves.legal[src, m]
-
-
-# Games are searched on every core: each game's tree, slots and leaf slots
-# are its own, so the trees come out as a serial walk leaves them. Another
-# thread may evaluate meanwhile (overlap).
-@njit(cache=True, nogil=True, parallel=True)
+@njit(cache=True, nogil=True)  # another thread may evaluate meanwhile
 def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo):
     """Collect leaves from every active game; returns how many need the network.
 
-    Game number r among the active ones fills leaf slots r * per_game ...,
-    then the leaves are packed to the front in game order. ``geo`` is the
-    board's (neighbours, diagonals, zobrist) arrays.
+    ``geo`` is the board's (neighbours, diagonals, zobrist) arrays.
     """
+    capacity = leaves.game.shape[0]
     rules = (int(params[T.PASS_RULE]), params[T.FILL_EYES] != 0.0)
-    games = np.flatnonzero(s.active)[: leaves.game.shape[0] // per_game]
-    counts = np.zeros(games.shape[0], np.int32)
-    owner = np.zeros((games.shape[0], roots.stones.shape[1]), np.int32)
-    for r in prange(games.shape[0]):
-        counts[r] = _game_leaves(t, s, games[r], roots, root_rows, scratch, leaves,
-                                 r * per_game, params, per_game, geo, owner[r], rules)
+    owner = np.zeros(roots.stones.shape[1], np.int32)
     n = 0
-    for r in range(games.shape[0]):
-        for j in range(counts[r]):
-            if n != r * per_game + j:
-                _move_leaf(leaves, r * per_game + j, n)
-            n += 1
+    for g in range(t.move.shape[0]):
+        if not s.active[g]:
+            continue
+        if n >= capacity:
+            break
+        if t.first[g, T.ROOT] == T.UNEXPANDED:
+            # The root's own evaluation comes first and alone: its priors
+            # (and root noise) must exist before any child is chosen.
+            leaves.path[n, 0] = T.ROOT
+            leaves.depth[n] = 1
+            t.inflight[g, T.ROOT] += 1
+            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
+                n += 1
+            continue
+        pending = 0
+        while pending < per_game and n < capacity:
+            if remaining(t, s, g) - pending <= 0:
+                break
+            depth = descend(t, g, leaves.path[n], params, s.noise, s.target[g])
+            node = leaves.path[n, depth - 1]
+            state = t.first[g, node]
+            if state == T.TERMINAL:
+                T.backup(t, g, leaves.path[n], depth, t.term[g, node])
+                s.new_playouts[g] += 1
+                continue
+            if state != T.UNEXPANDED:
+                # Another descent of this step is already evaluating this
+                # leaf: stop here rather than evaluate it twice.
+                T.release(t, g, leaves.path[n], depth)
+                break
+            leaves.depth[n] = depth
+            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
+                n += 1
+                pending += 1
     return n
 
 
