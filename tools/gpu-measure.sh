@@ -14,6 +14,10 @@
 # device's 10-minute command limit:
 #   bash tools/gpu-measure.sh jax bench     # about 5 minutes
 #   bash tools/gpu-measure.sh jax train     # about 4.5 minutes
+# and, for what those two left unmeasured (the jitted training rows, the
+# PyTorch backend, self-play after issue #38's search changes), one call
+# that needs only the wheels:
+#   bash tools/gpu-measure.sh jax more      # about 6 minutes, both backends
 # (on an H200, 2026-11-27, the first call also starts the machine: about
 # 15 minutes of device time for both, all a session gets; docs/results.md,
 # "On an NVIDIA H200 with JAX", has what they printed.)
@@ -39,6 +43,16 @@ log=$OUT/gpu-$BACKEND-$STAGE.log
   echo "== self-play on 9x9"
   timeout 100 $H bench selfplay --model a0.6.64 --board-size 9 --playouts 32 --games 128 \
       --leaves 2 --seconds 20 --uct-seconds 0
+  elif [ "$STAGE" = more ]; then
+  for backend in jax torch; do
+    echo "== $backend: forward positions/s and training samples/s, 19x19"
+    KERAS_BACKEND=$backend timeout 160 $H bench models a0.6.64 b6c96nbt.conv.avg \
+        --board-size 19 --batch-sizes 256,1024 --train-batch 256 --seconds 2 \
+        --save "$OUT/models-19x19-more-$backend"
+    echo "== $backend: self-play on 9x9"
+    KERAS_BACKEND=$backend timeout 90 $H bench selfplay --model a0.6.64 --board-size 9 \
+        --playouts 32 --games 128 --leaves 2 --seconds 20 --uct-seconds 0
+  done
   else
   echo "== a 200-s supervised run and its held-out top-1"
   timeout 290 $H train --model a0.6.64 --data .gpu/tygem-2m.h5 --run gpu-$BACKEND \
