@@ -113,6 +113,18 @@ def test_overrides_change_heads_and_value_convention():
         with_overrides(spec, value_loss="hinge")
 
 
+def test_katago_auxiliary_policies_are_heads_by_name_and_by_override():
+    spec = parse_model_name("a0.soft.reply.4.32")
+    assert spec.reply and spec.soft_policy
+    assert spec.heads == ("policy", "value", "reply", "soft_policy")
+    assert spec.name == "a0.reply.soft.4.32"
+    assert parse_model_name(spec.name) == spec
+    plain = with_overrides(spec, heads=("policy", "value", "score"))
+    assert not plain.reply and not plain.soft_policy and plain.score
+    assert with_overrides(plain, heads=("policy", "value", "reply")).heads == (
+        "policy", "value", "reply")
+
+
 def test_spec_is_a_plain_frozen_dataclass():
     spec = parse_model_name("a0.6.64")
     assert isinstance(spec, ModelSpec)

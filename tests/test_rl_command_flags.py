@@ -83,7 +83,10 @@ def test_every_arm_of_the_9x9_learning_methods_layers_over_the_recipe(tmp_path):
     assert configs["ema"].evaluator.score_utility == 0.0
     assert (configs["steps-x2"].train.steps, configs["steps-half"].train.steps) == (400, 100)
     assert configs["window-small"].window.maximum == 1000
-    for config in configs.values():  # only their own keys change: the recipe stays
+    assert configs["reply"].heads == ["ownership", "score", "reply"]
+    assert configs["soft-policy"].heads == ["ownership", "score", "soft_policy"]
+    for name, config in configs.items():  # only their own keys change: the recipe stays
         assert (config.model, config.mcts.playouts, config.selfplay.games) == ("a0.4.32", 16, 96)
-        assert config.heads == ["ownership", "score"]
+        assert config.heads[:2] == ["ownership", "score"]
+        assert len(config.heads) == 2 or name in ("reply", "soft-policy")
     assert len({c.run for c in configs.values()}) == len(arms)

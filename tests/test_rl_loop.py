@@ -93,3 +93,26 @@ def test_a_spent_time_budget_ends_the_run_on_a_finished_generation(tmp_path):
     values["max_hours"] = 0.0
     state = RLRun(from_mapping(RLConfig, values, "test"), log=lines.append).run(resume=True)
     assert state.generation == 4
+
+
+def test_a_run_trains_katagos_auxiliary_policies_with_its_weights(tmp_path):
+    from harness.nets import load_model
+    from harness.rl.learner import loss_weights
+
+    values = {
+        "run": "aux", "runs_dir": str(tmp_path), "board_size": 5, "komi": 2.0,
+        "model": "a0.tiny", "heads": ["reply", "soft_policy"], "generations": 1, "seed": 3,
+        "mcts": {"root": "gumbel", "playouts": 4, "gumbel_k": 4},
+        "evaluator": {"batch_size": 4}, "selfplay": {"games": 2, "parallel": 2, "max_moves": 12},
+        "train": {"steps": 2, "batch_size": 8}, "window": {"initial": 2},
+    }
+    config = from_mapping(RLConfig, values, "test")
+    state = RLRun(config, log=lambda line: None).run()
+    logs = state.last_train[MAIN]
+    # Every Gumbel search is a target, so most rows have a reply: both losses are
+    # cross-entropies of real distributions, above zero.
+    assert logs["reply_loss"] > 0 and logs["soft_policy_loss"] > 0
+    model = load_model(tmp_path / "aux" / "models" / "gen-0001.keras")
+    assert model.name == "a0.reply.soft.2.16"
+    assert loss_weights(config, model) == {"policy": 1.0, "value": 1.0, "reply": 0.15,
+                                           "soft_policy": 8.0}

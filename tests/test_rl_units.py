@@ -28,7 +28,7 @@ FINAL = """
 SIZE = 5
 
 
-def walled_game(resign: bool = False) -> SelfPlayGame:
+def walled_game(resign: bool = False, fast_odd: bool = True) -> SelfPlayGame:
     game = Game(SIZE, komi=0.5)
     for row in range(SIZE):
         game.play(row * SIZE + 2)  # Black, column c
@@ -44,7 +44,8 @@ def walled_game(resign: bool = False) -> SelfPlayGame:
         visits = np.zeros(SIZE * SIZE + 1)
         visits[game.moves[i][1]] = 3
         visits[SIZE * SIZE] = 1
-        policies.append(visits / visits.sum() if i % 2 == 0 else None)  # odd: fast searches
+        fast = fast_odd and i % 2 == 1
+        policies.append(None if fast else visits / visits.sum())
     record = SelfPlayGame(game, game.result(), policies=policies,
                         root_values=[0.5 if c == BLACK else -0.5 for c, _ in game.moves],
                         full=[p is not None for p in policies])
@@ -226,6 +227,61 @@ def test_sampler_moves_policy_and_ownership_with_the_stones():
         assert int(np.argmax(targets["ownership"][0])) == where
         seen.add(where)
     assert len(seen) == 8  # every symmetry puts the stone somewhere else
+
+
+def test_reply_target_is_the_next_full_search_of_the_same_game(tmp_path):
+    from harness.features import get_encoder
+    from harness.rl.samples import Sampler, window_columns
+
+    buffer = ReplayBuffer(tmp_path, SIZE)
+    full = walled_game(fast_odd=False)
+    buffer.add_game(1, 0, game_rows(full), GameMeta())
+    buffer.add_game(1, 1, game_rows(walled_game()), GameMeta())  # odd searches fast
+    buffer.merge(1)
+    heads = ("policy", "value", "reply", "soft_policy")
+    window = buffer.window(2, "games", window_columns(heads))
+    sampler = Sampler(window, get_encoder("agz17"), SIZE, heads=heads)
+    rows = np.arange(window.n_positions)
+    _, targets, weights = sampler.make(rows, np.zeros(len(rows), np.int64))
+    # The fully searched game: each row's reply is the next row's target, whose
+    # mass (0.75) sits on the move the opponent then played; its last row has none.
+    assert weights["reply"][:12].tolist() == [1.0] * 11 + [0.0]
+    np.testing.assert_allclose(targets["reply"][:11], targets["policy"][1:12])
+    replies = targets["reply"][:11].argmax(axis=1).tolist()
+    assert replies == [move for _, move in full.game.moves[1:]]
+    assert not targets["reply"][11].any()  # row 12 is the other game's first position
+    # The other game: the rows training samples (its full searches, the even
+    # ones) are each followed by a fast search, so none has a reply target.
+    assert sampler.rows[sampler.rows >= 12].tolist() == list(range(12, 24, 2))
+    assert weights["reply"][12::2].sum() == 0
+    # The reply turns with the stones: under a symmetry it is the symmetric
+    # next position's own policy target.
+    k = np.full(11, 5)
+    _, turned, _ = sampler.make(rows[:11], k)
+    _, following, _ = sampler.make(rows[1:12], k)
+    np.testing.assert_allclose(turned["reply"], following["policy"])
+
+
+def test_soft_policy_target_is_the_target_to_the_power_one_quarter():
+    from harness.features import get_encoder
+    from harness.rl.buffer import Window
+    from harness.rl.samples import Sampler
+
+    points = SIZE * SIZE
+    policy = np.zeros((1, points + 1), np.float16)
+    policy[0, 7], policy[0, points] = 0.75, 0.25
+    columns = {"stones": np.zeros((1, points), np.int8), "to_play": np.array([BLACK], np.int8),
+               "policy": policy, "target": np.ones(1, np.uint8), "value": np.ones(1, np.int8),
+               "root_value": np.zeros(1, np.float16), "move_number": np.zeros(1, np.int16)}
+    window = Window(columns, np.zeros(1, np.int64), {}, 1)
+    sampler = Sampler(window, get_encoder("agz17"), SIZE,
+                      heads=("policy", "value", "soft_policy"))
+    _, targets, weights = sampler.make(np.array([0]), np.array([0]))
+    soft = targets["soft_policy"][0]
+    # 0.75^0.25 = 0.9306 and 0.25^0.25 = 0.7071: 0.568 and 0.432 once renormalised.
+    assert soft[7] == pytest.approx(0.5682, abs=1e-4)
+    assert soft[points] == pytest.approx(0.4318, abs=1e-4)
+    assert np.count_nonzero(soft) == 2 and weights["soft_policy"].tolist() == [1.0]
 
 
 @pytest.mark.parametrize("name", ["rl-9x9-quick", "rl-9x9-warm", "rl-9x9", "rl-nogo",

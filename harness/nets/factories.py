@@ -22,9 +22,10 @@ def build_model(name: str, board_size: int, input_planes: int, *,
     """Build the named model for ``board_size`` x ``board_size`` inputs of ``input_planes``.
 
     ``heads`` replaces the name's set of outputs (policy and value are always
-    built; add "ownership" and/or "score"); ``value_loss`` ("mse" or "bce")
-    replaces its value convention. The model's name is the canonical name of
-    the result and ``model.value_loss`` records the convention.
+    built; add any of "ownership", "score", "reply", "soft_policy");
+    ``value_loss`` ("mse" or "bce") replaces its value convention. The model's
+    name is the canonical name of the result and ``model.value_loss`` records
+    the convention.
     """
     from harness.nets.plugins import is_plugin_reference
 
@@ -76,21 +77,24 @@ def build_from_spec(spec: ModelSpec, board_size: int, input_planes: int, *,
     if spec.score:
         scale = spec.score_scale if spec.score_scale is not None else board_size * board_size
         outputs["score"] = head_fns.score_head(features, float(scale), make)
+    for head in ("reply", "soft_policy"):
+        if getattr(spec, head):
+            outputs[head] = _policy(features, spec, board_size, make, name=head)
     model = keras.Model(board, outputs, name=spec.name)
     model.value_loss = spec.value_loss
     model.spec = spec
     return model
 
 
-def _policy(x, spec: ModelSpec, board_size: int, make: LayerMaker):
+def _policy(x, spec: ModelSpec, board_size: int, make: LayerMaker, name: str = "policy"):
     if spec.policy_head == "az":
-        return head_fns.az_policy(x, board_size, make)
+        return head_fns.az_policy(x, board_size, make, name)
     if spec.policy_head == "conv":
-        return head_fns.conv_policy(x, board_size, make)
+        return head_fns.conv_policy(x, board_size, make, name)
     if spec.policy_head == "qiqiao":
-        return head_fns.qiqiao_policy(x, board_size, make)
-    return head_fns.mao_policy(x, board_size, make, width=spec.width, pieces=spec.pieces,
-                            dropout=spec.dropout)
+        return head_fns.qiqiao_policy(x, board_size, make, name)
+    return head_fns.mao_policy(x, board_size, make, name, width=spec.width, pieces=spec.pieces,
+                               dropout=spec.dropout)
 
 
 def _value(x, spec: ModelSpec, make: LayerMaker):

@@ -9,6 +9,8 @@ Outputs and their conventions (all from the side to move):
   move's, -1 the opponent's. NoGoZero+ uses a sigmoid over "dominion / not";
   Go has neutral points, so the signed form matches the dataset's +1/-1/0.
 - ``score``: final margin in points, tanh times a scale (NoGoZero+ 3.2.2).
+- ``reply``, ``soft_policy``: auxiliary policies (``harness.nets.names.HEADS``),
+  built by the network's own policy head under another name.
 """
 
 from __future__ import annotations
@@ -22,34 +24,34 @@ from harness.nets.layers import MaxAverageOut, PassLogit
 VALUE_ACTIVATION = {"mse": "tanh", "bce": "sigmoid"}
 
 
-def az_policy(x, board_size: int, make: LayerMaker):
+def az_policy(x, board_size: int, make: LayerMaker, name: str = "policy"):
     """AlphaGo Zero: 1x1 convolution to 2 planes, BN, ReLU, dense to the board."""
     p = make.bn_relu(make.conv(2, 1)(x))
     p = make.dense(board_size * board_size)(layers.Flatten()(p))
-    return PassLogit(name="policy")(p)
+    return PassLogit(name=name)(p)
 
 
-def conv_policy(x, board_size: int, make: LayerMaker):
+def conv_policy(x, board_size: int, make: LayerMaker, name: str = "policy"):
     """Fully convolutional (Polygames, Cazenave IV.C): 1x1 convolution to one
     plane, no bias, flattened. It commutes with the board symmetries."""
     p = make.conv(1, 1, bias=False)(x)
-    return PassLogit(name="policy")(layers.Flatten()(p))
+    return PassLogit(name=name)(layers.Flatten()(p))
 
 
-def qiqiao_policy(x, board_size: int, make: LayerMaker):
+def qiqiao_policy(x, board_size: int, make: LayerMaker, name: str = "policy"):
     """Qiqiao: 1x1 convolution to 8 planes, dense 256, dense to every move."""
     p = make.conv(8, 1, activation="relu")(x)
     p = make.dense(256, activation="relu")(layers.Flatten()(p))
-    return make.dense(board_size * board_size + 1, name="policy")(p)
+    return make.dense(board_size * board_size + 1, name=name)(p)
 
 
-def mao_policy(x, board_size: int, make: LayerMaker, *, width: int, pieces: int,
-               dropout: float):
+def mao_policy(x, board_size: int, make: LayerMaker, name: str = "policy", *, width: int,
+               pieces: int, dropout: float):
     """MAO network policy piece: a MAO block, a MAO layer with one unit per
     move, global average pooling to the logits."""
     p = mao_block(x, width, pieces, dropout, make)
     p = _mao_out(p, board_size * board_size + 1, pieces, dropout, make)
-    return layers.GlobalAveragePooling2D(name="policy")(p)
+    return layers.GlobalAveragePooling2D(name=name)(p)
 
 
 def az_value(x, value_loss: str, make: LayerMaker):

@@ -52,8 +52,18 @@ FORMS = (
 )
 OPTIONS = (
     "conv", "avg", "az", "bin", "mse", "golois", "agz", "stem3", "own", "noown", "score",
-    "noscore", "valN", "dN", "sN", "paper", "small", "tiny",
+    "noscore", "reply", "soft", "valN", "dN", "sN", "paper", "small", "tiny",
 )
+
+# Every output a model can have. The auxiliary policies are KataGo's (Wu
+# 2019, "Accelerating Self-Play Learning in Go", and its later soft-policy
+# target): ``reply`` predicts the opponent's next move (the policy target of
+# the position after this one), ``soft_policy`` the policy target raised to
+# the power 1/4 and renormalised, which makes the trunk tell apart the moves
+# the sharp target gives almost nothing. Both are B*B+1 logits like
+# ``policy``; only training reads them.
+HEADS = ("policy", "value", "ownership", "score", "reply", "soft_policy")
+POLICY_SHAPED = ("policy", "reply", "soft_policy")
 
 POLICY_HEADS = ("az", "conv", "mao", "qiqiao")
 VALUE_HEADS = ("az", "avg", "mao", "qiqiao")
@@ -126,6 +136,8 @@ class ModelSpec:
     stem3: bool = False  # 3x3 input convolution (a0 only; Cazenave uses 1x1)
     ownership: bool = False
     score: bool = False
+    reply: bool = False
+    soft_policy: bool = False
     dropout: float = 0.0  # MAO channel-selector drop rate
     # MAO value piece as the paper writes it (channel selectors in its MAO
     # layers, plain mlpconv). Without ``paper``: no selectors there and batch
@@ -137,8 +149,7 @@ class ModelSpec:
 
     @property
     def heads(self) -> tuple[str, ...]:
-        extra = (("ownership",) if self.ownership else ()) + (("score",) if self.score else ())
-        return ("policy", "value", *extra)
+        return tuple(h for h in HEADS if h in ("policy", "value") or getattr(self, h))
 
     @property
     def name(self) -> str:
@@ -177,7 +188,7 @@ def _option_slot(name: str, token: str) -> str:
         "conv": "policy", "avg": "value", "az": "az", "bin": "loss", "mse": "loss",
         "golois": "block", "agz": "block", "stem3": "stem", "own": "own", "noown": "own",
         "score": "score", "noscore": "score", "small": "size", "tiny": "size",
-        "paper": "paper",
+        "paper": "paper", "reply": "reply", "soft": "soft",
     }
     if token in simple:
         return simple[token]
@@ -267,6 +278,8 @@ def _build_spec(name: str, family: str, numbers: list[int], words: dict[str, str
         stem3="stem" in words,
         ownership=own,
         score=score,
+        reply="reply" in words,
+        soft_policy="soft" in words,
         dropout=dropout,
         paper_value=paper_value,
         score_scale=score_scale,
@@ -311,6 +324,10 @@ def canonical_name(spec: ModelSpec) -> str:
         tokens.append("own" if spec.ownership else "noown")
     if spec.score != default_score:
         tokens.append("score" if spec.score else "noscore")
+    if spec.reply:
+        tokens.append("reply")
+    if spec.soft_policy:
+        tokens.append("soft")
     if family == "mao" and spec.dropout != DEFAULT_MAO_DROPOUT:
         tokens.append(f"d{round(spec.dropout * 100)}")
     if spec.paper_value:
@@ -336,11 +353,11 @@ def with_overrides(spec: ModelSpec, *, heads=None, value_loss: str | None = None
     """``spec`` with a different set of output heads and/or value convention."""
     if heads is not None:
         heads = tuple(heads)
-        unknown = sorted(set(heads) - {"policy", "value", "ownership", "score"})
+        unknown = sorted(set(heads) - set(HEADS))
         if unknown:
-            raise ValueError(f"unknown heads {unknown} (choose from policy, value, ownership, "
-                             f"score; policy and value are always built)")
-        spec = replace(spec, ownership="ownership" in heads, score="score" in heads)
+            raise ValueError(f"unknown heads {unknown} (choose from {', '.join(HEADS)}; policy "
+                             f"and value are always built)")
+        spec = replace(spec, **{h: h in heads for h in HEADS[2:]})
     if value_loss is not None:
         if value_loss not in ("mse", "bce"):
             raise ValueError(f"unknown value loss {value_loss!r} (choose mse for tanh or bce "

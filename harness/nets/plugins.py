@@ -184,7 +184,8 @@ def build_plugin_model(reference: str, board_size: int, input_planes: int,
 def check_outputs(model, board_size: int, input_planes: int, heads: Iterable[str],
                   reference: str) -> None:
     points = board_size * board_size
-    wanted = {"policy": points + 1, "value": 1, "ownership": points, "score": 1}
+    wanted = {"policy": points + 1, "value": 1, "ownership": points, "score": 1,
+              "reply": points + 1, "soft_policy": points + 1}
     shape = tuple(model.inputs[0].shape[1:]) if len(model.inputs) == 1 else None
     if shape != (board_size, board_size, input_planes):
         raise PluginError(f"plugin model {reference!r} must take one input of shape "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keras
 
-from harness.nets.names import ModelSpec, parse_model_name
+from harness.nets.names import HEADS, ModelSpec, parse_model_name
 
 
 def model_summary(model: keras.Model) -> dict:
@@ -69,7 +69,7 @@ def _attention_flops(layer) -> int:
 def heads_of(model: keras.Model) -> list[str]:
     """Output names, policy and value first."""
     names = list(model.output_names)
-    order = ("policy", "value", "ownership", "score")
+    order = HEADS
     return [h for h in order if h in names] + [h for h in names if h not in order]
 
 

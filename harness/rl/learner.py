@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.nets.names import HEADS
 from harness.rl.anchor import anchor_beta, anchored_policy
 from harness.rl.config import RLConfig
 from harness.rl.mixing import SupervisedMix, concat_batches, mixed_rows
@@ -25,11 +26,15 @@ from harness.train.sources import derive_seed, to_head_targets
 
 NOGO_PLUS_WEIGHTS = {"ownership": 0.5, "score": 0.25}  # NoGoZero+ section 4 (c_d, c_s)
 NOGO_PLUS_SCORE_RANGE = 5.0  # its score head's range, that c_s was chosen for
+# KataGo's: the opponent's-reply policy at 0.15 (Wu 2019, its auxiliary policy
+# targets), the soft policy at 8 (its methods page: a flattened target has
+# small gradients).
+KATAGO_WEIGHTS = {"reply": 0.15, "soft_policy": 8.0}
 
 
 def model_heads(model) -> tuple[str, ...]:
     names = set(model.output_names)
-    return tuple(h for h in ("policy", "value", "ownership", "score") if h in names)
+    return tuple(h for h in HEADS if h in names)
 
 
 def score_scale(model) -> float | None:
@@ -51,6 +56,7 @@ def loss_weights(config: RLConfig, model) -> dict[str, float]:
     if "score" in heads:
         scale = score_scale(model) or NOGO_PLUS_SCORE_RANGE
         weights["score"] = NOGO_PLUS_WEIGHTS["score"] * (NOGO_PLUS_SCORE_RANGE / scale) ** 2
+    weights.update({h: w for h, w in KATAGO_WEIGHTS.items() if h in heads})
     weights.update({h: float(w) for h, w in config.train.loss_weights.items() if h in heads})
     return weights
 

@@ -6,6 +6,12 @@ ownership *before* encoding, as the supervised pipeline does
 (``harness.data.pipeline``): the encoders are equivariant, and permuting int8
 rows is cheaper than permuting float planes. History rows are gathered with
 the dataset's compiled kernel, so rows before a game's first move are empty.
+
+KataGo's auxiliary policies come from the same column: the opponent's-reply
+target of a row is the policy target of the next row of its game (weight 0
+at a game's last row, or where the next search was not a training target),
+and the soft-policy target is the row's own target to the power 1/4,
+renormalised.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from harness.rl.buffer import Window
 from harness.rl.game_rows import mixed_value
 
 BASE_COLUMNS = ("stones", "to_play", "policy", "target", "value", "root_value", "move_number")
+SOFT_POLICY_POWER = 0.25  # KataGo's temperature 4
 
 
 def window_columns(heads: tuple[str, ...]) -> tuple[str, ...]:
@@ -61,11 +68,7 @@ class Sampler:
         x = self.encoder.encode(hist, to_play, self.size)
         index = np.arange(n)[:, None]
         dest = self.perms[ks]  # (n, P): where each point goes
-        policy = np.zeros((n, self.points + 1), np.float32)
-        source = c["policy"][rows].astype(np.float32)
-        policy[index, dest] = source[:, : self.points]
-        policy[:, self.points] = source[:, self.points]
-        policy /= np.maximum(policy.sum(axis=1, keepdims=True), 1e-12)
+        policy = self._policy(rows, index, dest)
         value = mixed_value(c["value"][rows], c["root_value"][rows], self.value_mix)
         targets = {"policy": policy, "value": value}
         ones = np.ones(n, np.float32)
@@ -83,4 +86,23 @@ class Sampler:
                 score = np.clip(score, -self.score_scale, self.score_scale)
             targets["score"] = score.reshape(n, 1)
             weights["score"] = games["score_known"][game].astype(np.float32)
+        if "reply" in self.heads:
+            following = np.minimum(rows + 1, len(self.window.game_of_row) - 1)
+            known = ((following == rows + 1) & (self.window.game_of_row[following] == game)
+                     & (c["target"][following] == 1))
+            targets["reply"] = self._policy(following, index, dest) * known[:, None]
+            weights["reply"] = known.astype(np.float32)
+        if "soft_policy" in self.heads:
+            soft = policy ** SOFT_POLICY_POWER
+            targets["soft_policy"] = soft / np.maximum(soft.sum(axis=1, keepdims=True), 1e-12)
+            weights["soft_policy"] = ones
         return x, targets, weights
+
+    def _policy(self, rows: np.ndarray, index: np.ndarray, dest: np.ndarray) -> np.ndarray:
+        """The policy targets of ``rows``, permuted to ``dest``, summing to 1."""
+        policy = np.zeros((len(rows), self.points + 1), np.float32)
+        source = self.window.columns["policy"][rows].astype(np.float32)
+        policy[index, dest] = source[:, : self.points]
+        policy[:, self.points] = source[:, self.points]
+        policy /= np.maximum(policy.sum(axis=1, keepdims=True), 1e-12)
+        return policy

@@ -18,6 +18,7 @@ from typing import Any
 from harness.config_io import ConfigError, from_mapping, setting
 from harness.cpu import PRECISIONS as CPU_PRECISIONS
 from harness.devices import DeviceSettings
+from harness.nets.names import HEADS
 from harness.nets.plugins import PluginSettings
 from harness.train.distribute import STRATEGIES
 from harness.train.pace import BudgetPace, EpochPace, Pace
@@ -25,7 +26,7 @@ from harness.train.schedules import SCHEDULES, ScheduleSpec
 
 OPTIMIZERS = ("sgd", "adam")
 VALUE_LOSSES = ("auto", "mse", "bce")
-HEADS = ("policy", "value", "ownership", "score")
+
 # Keras dtype policies, or "auto": the CPU's native one (harness.cpu).
 # mixed_bfloat16 runs the convolutions in bfloat16 with float32 weights:
 # 1.3-1.7x the float32 speed on CPUs with AMX/AVX512-BF16, slower elsewhere.

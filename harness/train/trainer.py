@@ -117,6 +117,9 @@ def compile_model(model, settings: OptimizerSettings, rate, value_loss: str,
     for head in ("ownership", "score"):
         if head in names:
             losses[head] = keras.losses.MeanSquaredError()
+    for head in ("reply", "soft_policy"):  # distributions, whatever the policy's targets
+        if head in names:
+            losses[head] = keras.losses.CategoricalCrossentropy(from_logits=True)
     given = settings.loss_weights if weights is None else weights
     weights = {h: float(given.get(h, 1.0 if h in ("policy", "value") else 0.0)) for h in losses}
     model.compile(optimizer=make_optimizer(settings, rate), loss=losses, loss_weights=weights)
