@@ -23,6 +23,14 @@ def test_quality_scores_prior_target_and_played_move_against_the_human_move():
     assert q.kl == pytest.approx([kl, 0.0])
 
 
+def test_a_move_tied_for_the_most_mass_is_a_fractional_hit():
+    # Visit counts of 16 simulations over 4 moves: one visit each, a four-way tie.
+    visits = np.array([[1.0, 1.0, 1.0, 1.0, 0.0], [4.0, 0.0, 0.0, 0.0, 0.0]])
+    q = quality(np.ones((2, 5)), visits, chosen=np.array([0, 0]), human=np.array([2, 1]))
+    assert q.target_hit.tolist() == [0.25, 0.0]
+    assert q.prior_hit.tolist() == [0.2, 0.2]  # a flat prior: five-way ties
+
+
 @pytest.fixture(scope="module")
 def held_out_5x5(dataset_5x5, tmp_path_factory):
     from harness.nets import build_model, save_model
@@ -67,6 +75,10 @@ def test_without_a_q_term_the_gumbel_target_is_the_prior(held_out_5x5, capsys):
     assert zero[3].startswith("+0.0 ")  # target - prior: the same argmax everywhere
     assert zero[7].startswith("0.000 ")  # KL(target || prior) = 0: the target is the prior
     assert float(one[7].split()[0]) > 0  # Q moves the target off the prior
+    # The visit counts are not the prior even without a Q term: sequential
+    # halving gives each of the 4 sampled moves one of the 4 simulations.
+    visits = rows["c_scale 0, visit counts"]
+    assert float(visits[7].split()[0]) > 0
 
 
 def test_a_dataset_of_another_board_is_one_line(held_out_5x5, capsys):

@@ -11,6 +11,12 @@ position (one from each sampled game, so positions are independent): does
 the argmax of the prior, of the target and the move the search plays match
 the human move, the cross-entropy of the human move under prior and target,
 and the KL divergence of the target from the prior (how far a target pulls).
+
+A Gumbel root is also measured with its visit counts as the target: they
+follow sequential halving's schedule (at 16 simulations over 16 sampled
+moves, one visit each), the extreme case of the exploration visits that
+KataGo's policy target pruning removes from a PUCT target. The completed-Q
+target never reads visit counts, so that row shows what it avoids.
 """
 
 from __future__ import annotations
@@ -76,8 +82,8 @@ def replayed_positions(path: str | Path, count: int, *, board_size: int, komi: f
 class TargetQuality:
     """Per-position measurements of one search setting (arrays of length N)."""
 
-    prior_hit: np.ndarray  # the prior's argmax is the human move
-    target_hit: np.ndarray  # the target's argmax is the human move
+    prior_hit: np.ndarray  # the prior's argmax is the human move (1/k among k tied)
+    target_hit: np.ndarray  # the target's argmax is the human move (1/k among k tied)
     played_hit: np.ndarray  # the search's chosen move is the human move
     prior_ce: np.ndarray  # -log prior(human move)
     target_ce: np.ndarray  # -log target(human move)
@@ -95,29 +101,46 @@ def quality(priors: np.ndarray, targets: np.ndarray, chosen: np.ndarray,
     kl = np.where(target > 0, target * (np.log(np.maximum(target, EPSILON))
                                         - np.log(np.maximum(prior, EPSILON))), 0.0).sum(axis=1)
     return TargetQuality(
-        prior_hit=(prior.argmax(axis=1) == human).astype(np.float64),
-        target_hit=(target.argmax(axis=1) == human).astype(np.float64),
+        prior_hit=_top1(prior, human),
+        target_hit=_top1(target, human),
         played_hit=(np.asarray(chosen) == human).astype(np.float64),
         prior_ce=-np.log(np.maximum(prior[rows, human], EPSILON)),
         target_ce=-np.log(np.maximum(target[rows, human], EPSILON)),
         kl=kl)
 
 
+def _top1(dist: np.ndarray, human: np.ndarray) -> np.ndarray:
+    """1 where the human move alone has the most mass, 1/k where it is one of
+    k moves tied for the most (a random tie-break's expected hit), else 0."""
+    best = dist.max(axis=1, keepdims=True)
+    tied = dist >= best
+    return tied[np.arange(len(human)), human] / tied.sum(axis=1)
+
+
 def search_targets(search, positions: ReplayedPositions,
-                   progress: Callable[[int], None] | None = None) -> TargetQuality:
+                   progress: Callable[[int], None] | None = None) -> dict[str, TargetQuality]:
     """Search every position with ``search`` (a BatchedSearch, ``search.games``
-    at a time) and measure its targets against the human moves."""
-    priors, targets, chosen = [], [], []
+    at a time) and measure its targets against the human moves: ``"target"``,
+    and for a Gumbel root also ``"visits"`` (its visit counts as the target)."""
+    priors, targets, visits, chosen = [], [], [], []
+    gumbel = False
     games = positions.games
     for start in range(0, len(games), search.games):
         for result in search.search(games[start:start + search.games]):
             priors.append(result.prior)
             targets.append(result.target())
+            visits.append(result.visits)
             chosen.append(result.best_move)
+            gumbel = result.improved_policy is not None
         if progress is not None:
             progress(min(start + search.games, len(games)))
-    return quality(np.stack(priors).astype(np.float64), np.stack(targets).astype(np.float64),
-                   np.asarray(chosen), positions.moves)
+    prior, chosen = np.stack(priors).astype(np.float64), np.asarray(chosen)
+    measured = {"target": quality(prior, np.stack(targets).astype(np.float64), chosen,
+                                  positions.moves)}
+    if gumbel:
+        measured["visits"] = quality(prior, np.stack(visits).astype(np.float64), chosen,
+                                     positions.moves)
+    return measured
 
 
 TARGET_COLUMNS = ("setting", "positions", "prior top-1 %", "target top-1 %",

@@ -60,9 +60,13 @@ def run(args: argparse.Namespace) -> int:
         for label, mcts in settings:
             search = BatchedSearch(evaluator, mcts, games=config.selfplay.parallel,
                                    seed=args.seed)
-            rows.append(quality_row(label, search_targets(search, positions), args.seed))
+            measured = search_targets(search, positions)
+            rows.append(quality_row(label, measured["target"], args.seed))
             print(f"{label}: {rows[-1][3]} target top-1 % on {len(positions.moves)} "
                   "positions", flush=True)
+            if "visits" in measured:
+                rows.append(quality_row(f"{label}, visit counts", measured["visits"],
+                                        args.seed))
     except (ConfigError, ValueError, OSError) as e:
         print(f"harness rl-targets: {e}", file=sys.stderr)
         return 2
