@@ -63,7 +63,6 @@ OPTIONS = (
 # the sharp target gives almost nothing. Both are B*B+1 logits like
 # ``policy``; only training reads them.
 HEADS = ("policy", "value", "ownership", "score", "reply", "soft_policy")
-POLICY_SHAPED = ("policy", "reply", "soft_policy")
 
 POLICY_HEADS = ("az", "conv", "mao", "qiqiao")
 VALUE_HEADS = ("az", "avg", "mao", "qiqiao")
