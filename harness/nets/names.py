@@ -63,6 +63,7 @@ OPTIONS = (
 # the sharp target gives almost nothing. Both are B*B+1 logits like
 # ``policy``; only training reads them.
 HEADS = ("policy", "value", "ownership", "score", "reply", "soft_policy")
+EXTRA_HEADS = HEADS[2:]  # policy and value are always built
 
 POLICY_HEADS = ("az", "conv", "mao", "qiqiao")
 VALUE_HEADS = ("az", "avg", "mao", "qiqiao")
@@ -356,7 +357,7 @@ def with_overrides(spec: ModelSpec, *, heads=None, value_loss: str | None = None
         if unknown:
             raise ValueError(f"unknown heads {unknown} (choose from {', '.join(HEADS)}; policy "
                              f"and value are always built)")
-        spec = replace(spec, **{h: h in heads for h in HEADS[2:]})
+        spec = replace(spec, **{h: h in heads for h in EXTRA_HEADS})
     if value_loss is not None:
         if value_loss not in ("mse", "bce"):
             raise ValueError(f"unknown value loss {value_loss!r} (choose mse for tanh or bce "

@@ -69,8 +69,7 @@ def _attention_flops(layer) -> int:
 def heads_of(model: keras.Model) -> list[str]:
     """Output names, policy and value first."""
     names = list(model.output_names)
-    order = HEADS
-    return [h for h in order if h in names] + [h for h in names if h not in order]
+    return [h for h in HEADS if h in names] + [h for h in names if h not in HEADS]
 
 
 def value_loss_of(model: keras.Model) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from harness.config_io import setting
 from harness.distributed import BackendSettings
 from harness.game.settings import GameSettings
-from harness.nets.names import HEADS
+from harness.nets.names import EXTRA_HEADS
 from harness.search import EvaluatorConfig, MCTSConfig
 from harness.train.config import OptimizerSettings, RunSettings
 
@@ -273,9 +273,9 @@ class RLConfig(GameSettings, BackendSettings, RunSettings):
                 and not self.gating.enabled):
             raise ValueError("curriculum criterion 'gating' needs [gating] enabled = true")
         for head in self.heads:
-            if head not in HEADS[2:]:
+            if head not in EXTRA_HEADS:
                 raise ValueError(f"unknown extra head {head!r} (choose from "
-                                 f"{', '.join(HEADS[2:])})")
+                                 f"{', '.join(EXTRA_HEADS)})")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
