@@ -12,12 +12,14 @@ and batch norm runs fused (the expanded maps' batch norm costs the most).
 from __future__ import annotations
 
 import argparse
+import re
 import time
 
 from harness.files import show_table
 
 HELP = "forward+backward ms of a MobileNet block's layers and depthwise alternatives"
 HEADER = ("layer", "input", "ms fwd+bwd", "vs keras depthwise")
+NOT_MEASURED = "no kernel here"  # a step this TensorFlow build cannot run on this CPU
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,14 +110,33 @@ def step(fn, x, owner):
     return run
 
 
+def unsupported(run) -> str | None:
+    """Why TensorFlow cannot run this step on this machine, or None where it can.
+
+    Its CPU kernels differ by build and instruction set: on an AVX2-only
+    machine (TensorFlow 2.21) a grouped convolution has no gradient kernel,
+    where AVX-512 machines have one.
+    """
+    import tensorflow as tf
+
+    try:
+        run()
+    except tf.errors.InvalidArgumentError as error:
+        sentences = re.findall(r"[A-Z][^.{}]*not supported[^.]*\.", str(error))
+        return sentences[0] if sentences else str(error).strip().splitlines()[0][:120]
+    run()
+    return None
+
+
 def measure(args: argparse.Namespace, log=print) -> list[tuple]:
     import numpy as np
 
     found = candidates(args)
     steps = {name: step(fn, x, owner) for name, (fn, x, owner) in found.items()}
-    for run in steps.values():
-        run()
-        run()
+    missing = {name: why for name, run in steps.items() if (why := unsupported(run))}
+    for name, why in missing.items():
+        log(f"  {name}: not measured: {why}")
+        del steps[name]
     times: dict[str, list[float]] = {name: [] for name in steps}
     for _ in range(args.rounds):
         for name, run in steps.items():
@@ -125,8 +146,12 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
     base = float(np.median(times["depthwise 3x3 (keras)"]))
     rows = []
     for name, (_, x, _) in found.items():
+        shape = "x".join(str(d) for d in x.shape)
+        if name in missing:
+            rows.append((name, shape, NOT_MEASURED, NOT_MEASURED))
+            continue
         ms = float(np.median(times[name])) * 1e3
-        rows.append((name, "x".join(str(d) for d in x.shape), ms, ms / 1e3 / base))
+        rows.append((name, shape, ms, ms / 1e3 / base))
         log(f"  {name}: {ms:,.1f} ms")
     return rows
 
