@@ -111,7 +111,8 @@ def step(fn, x, owner):
 
 
 def unsupported(run) -> str | None:
-    """Why TensorFlow cannot run this step on this machine, or None where it can.
+    """Why TensorFlow cannot run this step on this machine, or None where it
+    can; the two calls are also the step's warm-up before it is timed.
 
     Its CPU kernels differ by build and instruction set: on an AVX2-only
     machine (TensorFlow 2.21) a grouped convolution has no gradient kernel,
