@@ -25,6 +25,9 @@ from harness.rl.game_rows import game_rows
 from harness.search.game_driver import SelfPlayGame
 from harness.train.sources import derive_seed
 
+# Salt of the evaluator's symmetry stream, so it never repeats the search's own.
+SYMMETRY_STREAM = 1
+
 
 def sgf_path(run_dir: Path, generation: int, number: int) -> Path:
     return run_dir / "games" / f"gen-{generation:04d}" / f"game-{number:06d}.sgf"
@@ -96,12 +99,16 @@ def selfplay_units(config: RLConfig, generation: int, done: int) -> list[Unit]:
 
 
 def unit_search(evaluator, config: RLConfig, unit: Unit):
-    """The search that plays ``unit``: its own slots and seed, an empty evaluation cache."""
+    """The search that plays ``unit``: its own slots and seed, an empty evaluation
+    cache, and the evaluator's random symmetries drawn from the unit's seed."""
     from harness.search import BatchedSearch
 
     clear = getattr(evaluator, "clear_cache", None)
     if clear is not None:
         clear()
+    reseed = getattr(evaluator, "reseed", None)
+    if reseed is not None:
+        reseed(derive_seed(unit.seed, SYMMETRY_STREAM))
     return BatchedSearch(evaluator, config.mcts, games=min(config.selfplay.parallel, unit.count),
                          seed=unit.seed)
 

@@ -365,6 +365,15 @@ class NetworkEvaluator:
         """The forward pass in use; ``runtime.choice`` names its runtimes."""
         return self._forward
 
+    def reseed(self, seed: int) -> None:
+        """Restart the random-symmetry draws from ``seed``.
+
+        Self-play reseeds at each unit of games, so that a unit's games depend
+        on the run's seed only, not on which process played it or on what the
+        evaluator served before.
+        """
+        self._rng = np.random.default_rng(seed)
+
     def clear_cache(self) -> None:
         """Forget cached outputs (call after changing the model's weights).
 
