@@ -5,42 +5,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import h5py
 import numpy as np
 import pytest
+from tiny_rl import first_chunk, one_generation
 
 from harness.config_io import from_mapping
 from harness.files import read_json
 from harness.rl.config import RLConfig
 from harness.rl.remote import SelfPlayActors
-from harness.rl.run import RLRun
 
 pytestmark = pytest.mark.usefixtures("ray_cluster")
 
 GAMES = 6
+NAMES = ("positions/move", "positions/policy", "positions/target", "games/first",
+         "games/positions", "games/winner")
 
 
 def run(runs_dir: Path, backend: str) -> Path:
-    config = from_mapping(RLConfig, {
-        "run": backend, "runs_dir": str(runs_dir), "backend": backend,
-        "board_size": 5, "komi": 2.0, "encoder": "agz17", "model": "a0.tiny",
-        "generations": 1, "seed": 3,
-        "mcts": {"playouts": 6, "add_noise": True, "temperature_moves": 6},
-        "evaluator": {"batch_size": 8},
-        # Units of two games: three units spread over the two workers.
-        "selfplay": {"games": GAMES, "parallel": 2, "unit_games": 2},
-        "train": {"steps": 1, "batch_size": 8},
-        "window": {"initial": 8},
-    }, "test")
-    RLRun(config, log=lambda _: None).run()
-    return runs_dir / backend
+    # Units of two games: three units spread over the two workers.
+    return one_generation(runs_dir, backend, backend=backend,
+                          selfplay={"games": GAMES, "parallel": 2, "unit_games": 2})
 
 
 def chunk(path: Path) -> dict[str, np.ndarray]:
-    with h5py.File(path / "buffer" / "gen-0001.h5", "r") as f:
-        return {name: f[name][...] for name in
-                ("positions/move", "positions/policy", "positions/target", "games/first",
-                 "games/positions", "games/winner")}
+    return first_chunk(path, NAMES)
 
 
 def test_a_ray_generation_commits_the_same_games_as_the_local_backend(tmp_path):
