@@ -23,6 +23,8 @@ from harness.arena.sprt import H1, SPRT
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
 from harness.search import BatchedSearch, MCTSConfig, select_move
+from harness.search.evaluator import reseed_symmetries
+from harness.train.sources import derive_seed
 
 OPENING_MOVES = 4  # moves drawn at temperature 1 before play turns greedy
 
@@ -91,6 +93,8 @@ def play_match(
     config = MCTSConfig(playouts=playouts, add_noise=False, reuse_tree=True)
     slots = max(1, min(parallel, games))
     rng = np.random.default_rng(seed)
+    reseed_symmetries(candidate, derive_seed(seed, 2))
+    reseed_symmetries(best, derive_seed(seed, 3))
     searches = {
         "candidate": BatchedSearch(candidate, config, games=slots, seed=seed),
         "best": BatchedSearch(best, config, games=slots, seed=seed + 1),

@@ -102,13 +102,12 @@ def unit_search(evaluator, config: RLConfig, unit: Unit):
     """The search that plays ``unit``: its own slots and seed, an empty evaluation
     cache, and the evaluator's random symmetries drawn from the unit's seed."""
     from harness.search import BatchedSearch
+    from harness.search.evaluator import reseed_symmetries
 
     clear = getattr(evaluator, "clear_cache", None)
     if clear is not None:
         clear()
-    reseed = getattr(evaluator, "reseed", None)
-    if reseed is not None:
-        reseed(derive_seed(unit.seed, SYMMETRY_STREAM))
+    reseed_symmetries(evaluator, derive_seed(unit.seed, SYMMETRY_STREAM))
     return BatchedSearch(evaluator, config.mcts, games=min(config.selfplay.parallel, unit.count),
                          seed=unit.seed)
 

@@ -389,3 +389,15 @@ class NetworkEvaluator:
 
             if weights_hash(self._served) != self._exported_weights:
                 self._forward = self._select_runtime()
+
+
+def reseed_symmetries(evaluator, seed: int) -> None:
+    """Restart ``evaluator``'s random symmetries from ``seed``, where it draws any.
+
+    What plays games from a seed (a self-play unit, a gating match) calls
+    this, so its games follow from that seed alone.
+    """
+    reseed = getattr(evaluator, "reseed", None)
+    if reseed is not None:
+        reseed(seed)
+
