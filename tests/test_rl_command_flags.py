@@ -72,6 +72,16 @@ def test_every_arm_of_the_19x19_ablation_layers_over_its_study(tmp_path):
     assert combined.selfplay.start_probability == 0.5 and combined.train.anchor_kl == 0.5
 
 
+def final_window(config) -> int:
+    """The window's size after 100 generations of the config's games."""
+    from harness.rl.window import next_window
+
+    size = config.window.initial
+    for generation in range(100):
+        size = next_window(size, config.selfplay.games, generation, config.window)
+    return size
+
+
 def test_every_arm_of_the_9x9_learning_methods_layers_over_the_recipe(tmp_path):
     arms = sorted((GUMBEL.parent / "rl-9x9-arms").glob("*.toml"))
     configs = {arm.stem: config_from_args(_args("--config", str(GUMBEL), "--config", str(arm),
@@ -82,7 +92,9 @@ def test_every_arm_of_the_9x9_learning_methods_layers_over_the_recipe(tmp_path):
     assert configs["ema"].train.ema_decay == 0.995
     assert configs["ema"].evaluator.score_utility == 0.0
     assert (configs["steps-x2"].train.steps, configs["steps-half"].train.steps) == (400, 100)
-    assert configs["window-small"].window.maximum == 1000
+    # The arm's cap binds: the recipe's window stops growing at 960 games, below its own cap.
+    recipe = config_from_args(_args("--config", str(GUMBEL), "--runs-dir", str(tmp_path)))
+    assert (final_window(recipe), final_window(configs["window-small"])) == (960, 480)
     assert configs["reply"].heads == ["ownership", "score", "reply"]
     assert configs["soft-policy"].heads == ["ownership", "score", "soft_policy"]
     for name, config in configs.items():  # only their own keys change: the recipe stays
