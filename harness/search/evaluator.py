@@ -400,4 +400,3 @@ def reseed_symmetries(evaluator, seed: int) -> None:
     reseed = getattr(evaluator, "reseed", None)
     if reseed is not None:
         reseed(seed)
-
