@@ -10,17 +10,21 @@
 #   cp -L /lib/x86_64-linux-gnu/libreadline.so.8 /lib/x86_64-linux-gnu/libtinfo.so.6 .gpu/lib/
 #
 # then run with carry [".gpu"]:   bash tools/gpu-gnugo.sh PLAYOUTS WORKERS SECONDS
+# NET=path (inside the carried tree, e.g. .gpu/) plays another network;
+# TAG=name names its tournaments TAG-seedN (default g10), so that one call can
+# play two searches one after the other.
 # Seed 0 evaluates on the GPU (JAX, one CUDA context per game worker), seed 1
 # on the CPU (JAX, one thread per worker; PLATFORMS="cuda cuda" puts both on
 # the GPU): whichever is slower plays fewer games before SECONDS. A tournament
-# resumes where it stopped: .gpu/g10-seedN, where present, is the earlier
+# resumes where it stopped: .gpu/TAG-seedN, where present, is the earlier
 # call's output, and the rest can be played anywhere with the same --out.
 set -u
 PLAYOUTS=${1:-3200}
 WORKERS=${2:-8}
 LIMIT=${3:-480}
+TAG=${TAG:-g10}
 OUT=${OUT:-/tmp/gpu-out}
-NET=docs/results/nets/go9-a0.4.32-gumbel-noeyes-gen205.keras
+NET=${NET:-docs/results/nets/go9-a0.4.32-gumbel-noeyes-gen205.keras}
 mkdir -p "$OUT" /tmp/pydeps
 PY=${PYTHON:-python3}
 $PY -m pip install --quiet --no-index --no-deps --target /tmp/pydeps .gpu/*.whl
@@ -32,14 +36,16 @@ export XLA_FLAGS="--xla_cpu_multi_thread_eigen=false intra_op_parallelism_thread
 read -r -a platforms <<< "${PLATFORMS:-cuda cpu}"
 for seed in 0 1; do
   platform=${platforms[$seed]}
-  [ -d .gpu/g10-seed$seed ] && cp -r .gpu/g10-seed$seed /tmp/
+  dir=$TAG-seed$seed
+  [ -d .gpu/$dir ] && cp -r .gpu/$dir /tmp/
+  mkdir -p /tmp/$dir
   JAX_PLATFORMS=$platform timeout "$LIMIT" $PY -m harness tournament --board-size 9 --komi 7.5 \
       --opening-moves 4 --parallel "$WORKERS" --games-per-pair 40 --seed $seed --no-progress \
-      --out /tmp/g10-seed$seed "recipe=mcts:$NET@$PLAYOUTS,randomize=1" gnugo:10 \
-      > "$OUT/seed$seed.log" 2>&1 &
+      --out /tmp/$dir "recipe=mcts:$NET@$PLAYOUTS,randomize=1" gnugo:10 \
+      > /tmp/$dir/tournament.log 2>&1 &
 done
 wait
 for seed in 0 1; do
-  tar czf "$OUT/seed$seed.tgz" -C /tmp --exclude games g10-seed$seed
-  echo "seed $seed: $(wc -l < /tmp/g10-seed$seed/results.jsonl) games"
+  tar czf "$OUT/$TAG-seed$seed.tgz" -C /tmp --exclude games $TAG-seed$seed
+  echo "$TAG seed $seed: $(wc -l < /tmp/$TAG-seed$seed/results.jsonl) games"
 done
