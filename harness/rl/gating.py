@@ -27,6 +27,10 @@ from harness.search.evaluator import reseed_symmetries
 from harness.train.sources import derive_seed
 
 OPENING_MOVES = 4  # moves drawn at temperature 1 before play turns greedy
+# Salts of the two evaluators' symmetry streams, apart from each other and
+# from the match's own generator, so the two sides never draw the same symmetries.
+CANDIDATE_SYMMETRY_STREAM = 2
+BEST_SYMMETRY_STREAM = 3
 
 
 def win_rate(wins: float, games: int) -> float:
@@ -93,8 +97,8 @@ def play_match(
     config = MCTSConfig(playouts=playouts, add_noise=False, reuse_tree=True)
     slots = max(1, min(parallel, games))
     rng = np.random.default_rng(seed)
-    reseed_symmetries(candidate, derive_seed(seed, 2))
-    reseed_symmetries(best, derive_seed(seed, 3))
+    reseed_symmetries(candidate, derive_seed(seed, CANDIDATE_SYMMETRY_STREAM))
+    reseed_symmetries(best, derive_seed(seed, BEST_SYMMETRY_STREAM))
     searches = {
         "candidate": BatchedSearch(candidate, config, games=slots, seed=seed),
         "best": BatchedSearch(best, config, games=slots, seed=seed + 1),
