@@ -187,7 +187,7 @@ def test_the_environment_forces_a_runtime(monkeypatch):
 def test_a_mixed_precision_model_exports_from_a_float32_copy(tmp_path, monkeypatch):
     import keras
 
-    from harness.nets.export import float32_copy, is_float32
+    from harness.nets.precision import float32_copy, is_float32
 
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
     keras.config.set_dtype_policy("mixed_bfloat16")

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from harness.files import atomic_path
+from harness.nets.precision import float32_copy
 
 CHUNK = 1 << 20
 
@@ -78,31 +79,6 @@ def onnx_path(model_path: str | os.PathLike | None, key: str, stem: str = "model
         if beside.is_file() or writable(model_path.parent):
             return beside
     return cache_dir() / f"{stem}.{key}.onnx"
-
-
-def is_float32(model) -> bool:
-    return all(layer.dtype_policy.name == "float32" for layer in model.layers)
-
-
-def float32_copy(model):
-    """``model`` itself if it computes in float32, else a copy that does,
-    with the same weights."""
-    if is_float32(model):
-        return model
-    import keras
-
-    def retype(node):
-        if isinstance(node, dict):
-            if node.get("class_name") in ("DTypePolicy", "FloatDTypePolicy"):
-                return {**node, "class_name": "DTypePolicy", "config": {"name": "float32"}}
-            return {key: retype(value) for key, value in node.items()}
-        if isinstance(node, list):
-            return [retype(value) for value in node]
-        return node
-
-    copy = keras.Model.from_config(retype(model.get_config()))
-    copy.set_weights(model.get_weights())
-    return copy
 
 
 def export_onnx(model, path: str | os.PathLike) -> Path:

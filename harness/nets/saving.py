@@ -21,6 +21,7 @@ from harness.files import atomic_path
 from harness.nets import layers as _registered  # noqa: F401  (registers the custom layers)
 from harness.nets.info import ModelFileError, ModelInfo, read_model_info, write_model_info
 from harness.nets.plugins import load_env_plugins
+from harness.nets.precision import runnable_here
 from harness.nets.summary import heads_of, spec_of, value_loss_of
 
 _WEIGHTS_MEMBER = "model.weights.h5"  # where Keras 3 keeps the weights in a .keras archive
@@ -130,6 +131,8 @@ def load_model(path: str | os.PathLike) -> keras.Model:
     ``value_loss`` (and ``spec`` for zoo models) like a freshly built one, and
     ``model_info``: the file's record, or None for a file written before
     models described themselves (one warning line per file and process).
+    A model saved under a mixed precision this device does not compute
+    natively comes back computing in float32 (:mod:`harness.nets.precision`).
     """
     path = Path(path)
     if not path.is_file():
@@ -153,6 +156,7 @@ def load_model(path: str | os.PathLike) -> keras.Model:
         raise ModelFileError(f"{path}: cannot load model{_load_failure(error)}") from error
     if not isinstance(model, keras.Model) or "value" not in model.output_names:
         raise ModelFileError(f"{path}: not a policy-value model (no 'value' output)")
+    model = runnable_here(model)  # a bfloat16 network on a CPU without bfloat16: float32
     model.value_loss = value_loss_of(model)
     model.spec = spec_of(model)
     model.model_info = info

@@ -442,7 +442,7 @@ def select_forward(model, inference: str, shapes: Sequence[int], *, value_head: 
             reference = keras
             for name in wanted:
                 try:
-                    from harness.nets.export import float32_copy, is_float32
+                    from harness.nets.precision import float32_copy, is_float32
 
                     if reference is keras and not is_float32(model):  # the export is float32
                         reference = keras_forward(float32_copy(model), value_head, keras_mode)
