@@ -16,8 +16,12 @@ _ATTRIBUTES = ("value_loss", "spec", "model_info", "plugin")
 
 
 def policies(model) -> frozenset[str]:
-    """The names of the dtype policies ``model``'s layers compute under."""
-    return frozenset(layer.dtype_policy.name for layer in model.layers)
+    """The names of the dtype policies ``model``'s layers compute under (its
+    input layers, which compute nothing, reload as float32 and are left out)."""
+    import keras
+
+    return frozenset(layer.dtype_policy.name for layer in model.layers
+                     if not isinstance(layer, keras.layers.InputLayer))
 
 
 def is_float32(model) -> bool:

@@ -1,0 +1,59 @@
+"""A network trained under a mixed precision loads where it can run fast.
+
+A ``.keras`` file records each layer's dtype policy: without a conversion a
+network trained in bfloat16 on a CPU with bfloat16 instructions would train
+and evaluate in TensorFlow's emulated bfloat16 on an AVX2 CPU, several
+times slower than float32.
+"""
+
+import keras
+import numpy as np
+import pytest
+
+from harness.nets import build_model, load_model, save_model
+from harness.nets.precision import policies, runnable_here, with_precision
+
+SIZE, PLANES = 5, 4
+
+
+@pytest.fixture()
+def bf16_model():
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        return build_model("a0.tiny", SIZE, PLANES, seed=3)
+    finally:
+        keras.config.set_dtype_policy("float32")
+
+
+def test_a_bfloat16_network_runs_in_float32_where_bfloat16_is_not_native(bf16_model):
+    bf16_model.value_loss = "mse"
+    copy = runnable_here(bf16_model, native="float32")
+    assert policies(bf16_model) == {"mixed_bfloat16"}
+    assert policies(copy) == {"float32"}
+    assert copy.value_loss == "mse"
+    for a, b in zip(bf16_model.get_weights(), copy.get_weights(), strict=True):
+        assert np.array_equal(a, b)
+    x = np.random.default_rng(0).random((4, SIZE, SIZE, PLANES), np.float32)
+    ref = bf16_model(x, training=False)["value"]
+    got = copy(x, training=False)["value"]
+    assert np.asarray(got).dtype == np.float32
+    np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(ref, np.float32),
+                               atol=0.05)
+
+
+def test_a_network_already_native_here_is_left_as_it_is(bf16_model):
+    assert runnable_here(bf16_model, native="mixed_bfloat16") is bf16_model
+    float32 = with_precision(bf16_model, "float32")
+    assert runnable_here(float32, native="mixed_bfloat16") is float32
+    assert with_precision(float32, "float32") is float32
+
+
+def test_load_model_converts_by_this_device_s_native_precision(bf16_model, tmp_path,
+                                                                  monkeypatch):
+    import harness.devices
+
+    path = save_model(bf16_model, tmp_path / "bf16.keras")
+    monkeypatch.setattr(harness.devices, "resolve_precision", lambda name: "float32")
+    assert policies(load_model(path)) == {"float32"}
+    monkeypatch.setattr(harness.devices, "resolve_precision", lambda name: "mixed_bfloat16")
+    assert policies(load_model(path)) == {"mixed_bfloat16"}
