@@ -57,3 +57,28 @@ def test_load_model_converts_by_this_device_s_native_precision(bf16_model, tmp_p
     assert policies(load_model(path)) == {"float32"}
     monkeypatch.setattr(harness.devices, "resolve_precision", lambda name: "mixed_bfloat16")
     assert policies(load_model(path)) == {"mixed_bfloat16"}
+
+
+def test_a_resumed_bfloat16_training_state_keeps_its_optimizer_in_float32(bf16_model, tmp_path,
+                                                                          monkeypatch):
+    import harness.devices
+    from harness.train.checkpoints import load_checkpoint
+    from harness.train.config import OptimizerSettings
+    from harness.train.trainer import compile_model
+
+    compile_model(bf16_model, OptimizerSettings(), 1e-3, "mse", soft_policy=False)
+    rng = np.random.default_rng(1)
+    x = rng.random((8, SIZE, SIZE, PLANES), np.float32)
+    y = {"policy": rng.integers(0, SIZE * SIZE + 1, 8), "value": rng.uniform(-1, 1, (8, 1))}
+    bf16_model.train_on_batch(x, y)
+    path = save_model(bf16_model, tmp_path / "state.keras")
+    saved = [keras.ops.convert_to_numpy(v) for v in bf16_model.optimizer.variables]
+
+    monkeypatch.setattr(harness.devices, "resolve_precision", lambda name: "float32")
+    resumed = load_checkpoint(path, compile=True)
+    assert policies(resumed) == {"float32"}
+    assert int(resumed.optimizer.iterations) == 1
+    for got, want in zip(resumed.optimizer.variables, saved, strict=True):
+        np.testing.assert_array_equal(keras.ops.convert_to_numpy(got), want)
+    resumed.train_on_batch(x, y)  # and it trains on
+    assert int(resumed.optimizer.iterations) == 2

@@ -38,7 +38,28 @@ def load_checkpoint(path: str | Path, *, compile: bool = True):
         raise ConfigError(f"{path}: cannot restore the training state ({first[:200]})") from None
     compiled.value_loss = model.value_loss
     compiled.model_info = model.model_info
-    return compiled
+    return _runnable_training_state(compiled, path)
+
+
+def _runnable_training_state(compiled, path: Path):
+    """``compiled``, or its float32 copy with the same optimizer state when it
+    was saved under a mixed precision this device does not compute natively
+    (a run resumed on an AVX2 CPU after a machine with bfloat16: emulated
+    bfloat16 trains 11x slower, docs/results.md)."""
+    from harness.nets.precision import runnable_here
+
+    copy = runnable_here(compiled)
+    if copy is compiled:
+        return compiled
+    copy.compile_from_config(compiled.get_compile_config())
+    copy.optimizer.build(copy.trainable_variables)
+    saved, fresh = compiled.optimizer.variables, copy.optimizer.variables
+    if [v.shape for v in saved] != [v.shape for v in fresh]:
+        raise ConfigError(f"{path}: its optimizer state does not carry over to a float32 copy; "
+                          f"resume it on a machine with bfloat16 instructions")
+    for target, value in zip(fresh, saved, strict=True):
+        target.assign(value)
+    return copy
 
 
 def input_shape(model) -> tuple[int, int, int]:
