@@ -124,9 +124,13 @@ def test_a_split_smaller_than_one_batch(two_games, tmp_path, capsys):  # noqa: F
                  capsys, tmp_path / "models", "fewer than one batch of 4096")
 
 
-def test_mixed_precision_run_computes_in_bfloat16_and_reloads_so(two_games, tmp_path):  # noqa: F811
+def test_mixed_precision_run_computes_in_bfloat16_and_reloads_so(two_games, tmp_path,  # noqa: F811
+                                                                  monkeypatch):
+    """Where bfloat16 is native; elsewhere it reloads in float32
+    (tests/test_nets_precision.py)."""
     import keras
 
+    import harness.devices
     from harness.train.checkpoints import load_checkpoint
 
     code, _ = run_train(["--model", "a0.tiny", "--data", str(two_games), "--epochs", "1",
@@ -135,6 +139,8 @@ def test_mixed_precision_run_computes_in_bfloat16_and_reloads_so(two_games, tmp_
                          "--no-tensorboard", "--quiet"], None)
     assert code == 0
     assert keras.config.dtype_policy().name == "float32"  # the global policy is restored
+    monkeypatch.setattr(harness.devices, "resolve_precision",
+                        lambda name: "mixed_bfloat16" if name == "auto" else name)
     model = load_checkpoint(tmp_path / "a0.tiny" / "best.keras")
     convs = [layer for layer in model.layers if isinstance(layer, keras.layers.Conv2D)]
     assert convs and all(layer.compute_dtype == "bfloat16" for layer in convs)
