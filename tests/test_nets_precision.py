@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from harness.nets import build_model, load_model, save_model
-from harness.nets.precision import policies, runnable_here, with_precision
+from harness.nets.precision import float32_copy, policies, runnable_here
 
 SIZE, PLANES = 5, 4
 
@@ -43,9 +43,9 @@ def test_a_bfloat16_network_runs_in_float32_where_bfloat16_is_not_native(bf16_mo
 
 def test_a_network_already_native_here_is_left_as_it_is(bf16_model):
     assert runnable_here(bf16_model, native="mixed_bfloat16") is bf16_model
-    float32 = with_precision(bf16_model, "float32")
+    float32 = float32_copy(bf16_model)
     assert runnable_here(float32, native="mixed_bfloat16") is float32
-    assert with_precision(float32, "float32") is float32
+    assert float32_copy(float32) is float32
 
 
 def test_load_model_converts_by_this_device_s_native_precision(bf16_model, tmp_path,

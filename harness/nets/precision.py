@@ -1,4 +1,4 @@
-"""The dtype policy a model computes under, and copies under another one.
+"""The dtype policies a model computes under, and its float32 copy.
 
 A ``.keras`` file records each layer's dtype policy, so a network trained
 under ``mixed_bfloat16`` on a machine with bfloat16 instructions reloads in
@@ -12,7 +12,7 @@ natively loads as float32.
 from __future__ import annotations
 
 MIXED = ("mixed_bfloat16", "mixed_float16")
-# What load_model carries over from a loaded model to its retyped copy.
+# The harness's attributes a float32 copy keeps (load_checkpoint sets them before it converts).
 _ATTRIBUTES = ("value_loss", "spec", "model_info", "plugin")
 
 
@@ -29,17 +29,17 @@ def is_float32(model) -> bool:
     return policies(model) == {"float32"}
 
 
-def with_precision(model, policy: str):
-    """``model`` itself if every layer computes under ``policy``, else a copy
-    that does, with the same weights (and the harness's attributes)."""
-    if policies(model) == {policy}:
+def float32_copy(model):
+    """``model`` itself if it computes in float32, else a copy that does, with
+    the same weights (and the harness's attributes)."""
+    if is_float32(model):
         return model
     import keras
 
     def retype(node):
         if isinstance(node, dict):
             if node.get("class_name") in ("DTypePolicy", "FloatDTypePolicy"):
-                return {**node, "class_name": "DTypePolicy", "config": {"name": policy}}
+                return {**node, "class_name": "DTypePolicy", "config": {"name": "float32"}}
             return {key: retype(value) for key, value in node.items()}
         if isinstance(node, list):
             return [retype(value) for value in node]
@@ -51,11 +51,6 @@ def with_precision(model, policy: str):
         if hasattr(model, name):
             setattr(copy, name, getattr(model, name))
     return copy
-
-
-def float32_copy(model):
-    """``model`` itself if it computes in float32, else a copy that does."""
-    return with_precision(model, "float32")
 
 
 def runnable_here(model, native: str | None = None):

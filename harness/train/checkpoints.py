@@ -56,7 +56,7 @@ def _runnable_training_state(compiled, path: Path):
     saved, fresh = compiled.optimizer.variables, copy.optimizer.variables
     if [v.shape for v in saved] != [v.shape for v in fresh]:
         raise ConfigError(f"{path}: its optimizer state does not carry over to a float32 copy; "
-                          f"resume it on a machine with bfloat16 instructions")
+                          f"resume it on a device that computes its mixed precision natively")
     for target, value in zip(fresh, saved, strict=True):
         target.assign(value)
     return copy
