@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.game import board as K
 from harness.game.geometry import BLACK, WHITE
 from harness.game.position import Game
 from harness.search import BatchedSearch, MCTSConfig
@@ -49,7 +50,7 @@ def pass_allowed(game: Game) -> bool:
     legal = game.legal_moves()
     geo = game.geo
     restrict_pass(game.boards, 0, game.komi, geo.neighbours, geo.diagonals, legal,
-                  np.zeros(game.size * game.size, np.int32))
+                  K.new_work(game.size * game.size))
     return bool(legal[-1])
 
 
@@ -155,7 +156,7 @@ def test_eye_moves_dropped_are_exactly_the_own_true_eyes():
     """restrict_moves against the independent eye test, on positions of
     random games (a 7x7 board has false eyes, edge eyes and corner eyes)."""
     rng = np.random.default_rng(11)
-    owner = np.zeros(49, np.int32)
+    work = K.new_work(49)
     checked = eyes_seen = 0
     for _ in range(6):
         game = Game(7, komi=0.5)
@@ -164,7 +165,7 @@ def test_eye_moves_dropped_are_exactly_the_own_true_eyes():
             kept = legal.copy()
             geo = game.geo
             restrict_moves(game.boards, 0, game.komi, geo.neighbours, geo.diagonals, kept,
-                           owner, PASS_FREE, False)  # only the eye rule acts
+                           work, PASS_FREE, False)  # only the eye rule acts
             board = game.board
             for p in np.flatnonzero(legal[:-1]):
                 eye = _own_eye(board, p // 7, p % 7, game.to_play)

@@ -36,6 +36,9 @@ SIMPLE_KO, POSITIONAL_SUPERKO, NOGO = 0, 1, 2
 TO_PLAY, KO, PASSES, MOVES, LAST, CAPS_BLACK, CAPS_WHITE, HIST_LEN, RULE, SIZE = range(10)
 META_COLUMNS = 10
 
+# Words of the superko filter ``legal_into`` builds (4096 bits).
+SUPERKO_FILTER_WORDS = 64
+
 # Legality codes returned by ``check_move``; ``ILLEGAL_REASONS`` names them.
 LEGAL, OCCUPIED, KO_BAN, SUICIDE, SUPERKO, NOGO_CAPTURE, OFF_BOARD, NO_PASS = range(8)
 ILLEGAL_REASONS = (
@@ -61,6 +64,27 @@ class Boards(NamedTuple):
     meta: np.ndarray  # int32 (G, META_COLUMNS)
     hash: np.ndarray  # uint64 (G,): Zobrist hash of the stones (positional)
     history: np.ndarray  # uint64 (G, H): hashes of every position so far
+
+
+class Work(NamedTuple):
+    """Scratch arrays for the rules kernels that must not allocate (one per
+    thread: two threads must never share one)."""
+
+    owner: np.ndarray  # int32 (P,): area_into's owner by point
+    stack: np.ndarray  # int32 (P,): area_into's flood stack
+    region: np.ndarray  # int32 (P,): area_into's current region
+    flooded: np.ndarray  # bool (P,): area_into's visited points
+    superko: np.ndarray  # uint64 (SUPERKO_FILTER_WORDS,): legal_into's filter
+
+
+def new_work(points: int) -> Work:
+    return Work(
+        owner=np.zeros(points, np.int32),
+        stack=np.zeros(points, np.int32),
+        region=np.zeros(points, np.int32),
+        flooded=np.zeros(points, np.bool_),
+        superko=np.zeros(SUPERKO_FILTER_WORDS, np.uint64),
+    )
 
 
 def history_capacity(points: int) -> int:
@@ -107,20 +131,22 @@ def reset(b, g, size, rule):
     b.meta[g, HIST_LEN] = 1
 
 
-@njit(cache=True)
+@njit(**_HOT)
 def copy_game(src, gs, dst, gd):
     """Copy game ``gs`` of ``src`` into slot ``gd`` of ``dst`` (same board size)."""
-    dst.stones[gd, :] = src.stones[gs, :]
-    dst.head[gd, :] = src.head[gs, :]
-    dst.nxt[gd, :] = src.nxt[gs, :]
-    dst.libs[gd, :] = src.libs[gs, :]
-    dst.lib_sum[gd, :] = src.lib_sum[gs, :]
-    dst.lib_sq[gd, :] = src.lib_sq[gs, :]
-    dst.group_size[gd, :] = src.group_size[gs, :]
-    dst.meta[gd, :] = src.meta[gs, :]
+    for p in range(src.stones.shape[1]):
+        dst.stones[gd, p] = src.stones[gs, p]
+        dst.head[gd, p] = src.head[gs, p]
+        dst.nxt[gd, p] = src.nxt[gs, p]
+        dst.libs[gd, p] = src.libs[gs, p]
+        dst.lib_sum[gd, p] = src.lib_sum[gs, p]
+        dst.lib_sq[gd, p] = src.lib_sq[gs, p]
+        dst.group_size[gd, p] = src.group_size[gs, p]
+    for c in range(src.meta.shape[1]):
+        dst.meta[gd, c] = src.meta[gs, c]
     dst.hash[gd] = src.hash[gs]
-    n = src.meta[gs, HIST_LEN]
-    dst.history[gd, :n] = src.history[gs, :n]
+    for i in range(src.meta[gs, HIST_LEN]):
+        dst.history[gd, i] = src.history[gs, i]
 
 
 @njit(cache=True, inline="always")
@@ -262,7 +288,7 @@ def _place(b, g, p, color, nbr, zob):
             _merge(b, g, hp, hq)
 
 
-@njit(**_HOT)
+@njit(**_HOT, inline="always")
 def _captures_and_hash(b, g, p, color, nbr, zob):
     """(stones captured, hash after the move) without changing the board."""
     other = 3 - color
@@ -295,7 +321,7 @@ def _captures_and_hash(b, g, p, color, nbr, zob):
     return captured, h
 
 
-@njit(**_HOT)
+@njit(**_HOT, inline="always")
 def _is_suicide(b, g, p, color, nbr):
     """True when the stone at ``p`` would have no liberty and capture nothing."""
     other = 3 - color
@@ -315,7 +341,7 @@ def _is_suicide(b, g, p, color, nbr):
     return True
 
 
-@njit(**_HOT)
+@njit(**_HOT, inline="always")
 def _check_local(b, g, p, color, nbr):
     """Legality code of ``p`` by every rule but positional superko."""
     points = b.stones.shape[1]
@@ -413,18 +439,29 @@ def play(b, g, p, nbr, zob):
 
 @njit(cache=True)
 def legal_mask(b, g, nbr, zob, out):
-    """Fill ``out`` (bool, length P + 1) with the legal moves of the side to move.
+    """Fill ``out`` (bool, length P + 1) with the legal moves of the side to move."""
+    legal_into(b, g, nbr, zob, out, np.empty(SUPERKO_FILTER_WORDS, np.uint64))
+    return out
+
+
+@njit(**_HOT)
+def legal_into(b, g, nbr, zob, out, seen):
+    """:func:`legal_mask` without allocating: ``seen`` (uint64,
+    ``SUPERKO_FILTER_WORDS``) is overwritten as its superko filter.
 
     Under positional superko every move's hash is looked up in the game's
     history. A 4096-bit filter of the history's hashes, built once, answers
     most lookups without the scan (the move loop would otherwise cost P times
-    the game's length: 361 x 300 comparisons late in a 19x19 game).
+    the game's length: 361 x 300 comparisons late in a 19x19 game). Without
+    reference counting the per-point checks run about 15x faster than inside
+    an allocating kernel, where every read of a ``Boards`` array increfs it.
     """
     color = b.meta[g, TO_PLAY]
     points = b.stones.shape[1]
     superko = b.meta[g, RULE] == POSITIONAL_SUPERKO
-    seen = np.zeros(64, np.uint64)
     if superko:
+        for w in range(seen.shape[0]):
+            seen[w] = 0
         for i in range(b.meta[g, HIST_LEN]):
             h = b.history[g, i]
             seen[(h >> np.uint64(6)) & np.uint64(63)] |= np.uint64(1) << (h & np.uint64(63))
@@ -436,7 +473,6 @@ def legal_mask(b, g, nbr, zob, out):
             if seen[(h >> np.uint64(6)) & np.uint64(63)] & bit and _repeats(b, g, h):
                 code = SUPERKO
         out[p] = code == LEGAL
-    return out
 
 
 @njit(cache=True)
@@ -471,9 +507,16 @@ def area_score(b, g, nbr, owner):
     Returns Black's area minus White's area (komi not included).
     """
     points = b.stones.shape[1]
-    stack = np.empty(points, np.int32)
-    region = np.empty(points, np.int32)
-    seen = np.zeros(points, np.bool_)
+    return area_into(b, g, nbr, owner, np.empty(points, np.int32), np.empty(points, np.int32),
+                     np.empty(points, np.bool_))
+
+
+@njit(**_HOT)
+def area_into(b, g, nbr, owner, stack, region, seen):
+    """:func:`area_score` in the caller's scratch arrays (each of length P)."""
+    points = b.stones.shape[1]
+    for p in range(points):
+        seen[p] = False
     total = 0
     for p in range(points):
         c = b.stones[g, p]
@@ -515,7 +558,7 @@ def area_score(b, g, nbr, owner):
     return total
 
 
-@njit(**_HOT)
+@njit(**_HOT, inline="always")
 def is_eye(b, g, p, color, nbr, diag):
     """A point whose neighbours are all ``color`` and not a false eye.
 

@@ -111,7 +111,7 @@ class BatchedSearch:
         geo = geometry(self.size)
         self._nbr, self._zob = geo.neighbours, geo.zobrist
         self._geo = (geo.neighbours, geo.diagonals, geo.zobrist)
-        self._owner = np.zeros(self.size * self.size, np.int32)
+        self._work = K.new_work(self.size * self.size)
         self.points = self.size * self.size
         self.rng = np.random.default_rng(seed)
         self.params = _params(self.config)
@@ -129,6 +129,8 @@ class BatchedSearch:
             new_leaves(int(group.sum()) * self.per_game, 2, self.history, self.points)
             for group in self._groups
         ]
+        # Each group's gather may run beside the other's: its own rules scratch.
+        self._group_work = [K.new_work(self.points) for _ in self._groups]
         self._inflight: list[Future | None] = [None] * halves
         self._worker = ThreadPoolExecutor(halves, "search-eval") if halves > 1 else None
         self._ensure_room(self.config.max_playouts)
@@ -260,7 +262,7 @@ class BatchedSearch:
         s.new_playouts[index] = 0
         s.noise_on[index] = False
         legal = game.legal_moves()
-        restrict_moves(game.boards, 0, game.komi, self._nbr, self._geo[1], legal, self._owner,
+        restrict_moves(game.boards, 0, game.komi, self._nbr, self._geo[1], legal, self._work,
                        int(self.params[T.PASS_RULE]), self.config.fill_eyes)
         if game.is_over or not legal.any():
             self._done.append((index, self._empty_result(legal, bool(full))))
@@ -342,6 +344,7 @@ class BatchedSearch:
         return gather(
             self.tree, s, self.roots, self.root_rows, self.scratch,
             self._group_leaves[group], self.params, self.per_game, self._geo,
+            self._group_work[group],
         )
 
     def _group_active(self, group: int) -> np.ndarray:

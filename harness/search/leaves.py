@@ -18,7 +18,7 @@ from harness.game.geometry import BLACK
 from harness.search.tree import HOT
 
 
-@njit(cache=True)
+@njit(**HOT)
 def load_leaf(roots, g, root_rows, moves_row, path, depth, scratch, slot, rows):
     """Position at the end of ``path`` into ``scratch`` slot ``slot`` and its
     last T positions into ``rows[slot]`` (oldest first, current last).
@@ -49,10 +49,11 @@ def replay_path(moves_row, path, depth, scratch, slot, rows, nbr, zob):
                 rows[slot, j, p] = scratch.stones[slot, p]
 
 
-@njit(cache=True)
-def area_value(b, slot, komi, nbr, owner):
-    """Exact result of a finished Go game for the side to move: +1, -1 or 0."""
-    score = K.area_score(b, slot, nbr, owner) - komi
+@njit(**HOT)
+def area_value(b, slot, komi, nbr, work):
+    """Exact result of a finished Go game for the side to move: +1, -1 or 0
+    (``work``: a :class:`harness.game.board.Work`)."""
+    score = K.area_into(b, slot, nbr, work.owner, work.stack, work.region, work.flooded) - komi
     if b.meta[slot, K.TO_PLAY] != BLACK:
         score = -score
     if score > 0:
@@ -66,8 +67,8 @@ PASS_FREE, PASS_FINISHED = 0, 1
 PASS_RULES = {"free": PASS_FREE, "finished": PASS_FINISHED}
 
 
-@njit(cache=True)
-def restrict_pass(b, slot, komi, nbr, diag, legal, owner):
+@njit(**HOT)
+def restrict_pass(b, slot, komi, nbr, diag, legal, work):
     """Take pass out of ``legal`` while the game is not finished.
 
     Pass stays legal when the side to move has nothing left but filling its
@@ -88,12 +89,12 @@ def restrict_pass(b, slot, komi, nbr, diag, legal, owner):
             break
     if not playable:
         return
-    if b.meta[slot, K.PASSES] == 1 and area_value(b, slot, komi, nbr, owner) > 0:
+    if b.meta[slot, K.PASSES] == 1 and area_value(b, slot, komi, nbr, work) > 0:
         return
     legal[points] = False
 
 
-@njit(cache=True)
+@njit(**HOT)
 def drop_own_eyes(b, slot, nbr, diag, legal):
     """Take the side to move's own true eyes out of ``legal``.
 
@@ -107,8 +108,8 @@ def drop_own_eyes(b, slot, nbr, diag, legal):
             legal[p] = False
 
 
-@njit(cache=True)
-def restrict_moves(b, slot, komi, nbr, diag, legal, owner, pass_rule, fill_eyes):
+@njit(**HOT)
+def restrict_moves(b, slot, komi, nbr, diag, legal, work, pass_rule, fill_eyes):
     """The search's own limits on the legal moves of a Go position (not
     NoGo): unless ``fill_eyes``, no move into an own eye, and the pass rule
     (:func:`restrict_pass` under ``PASS_FINISHED``). Eyes go first: the pass
@@ -118,11 +119,11 @@ def restrict_moves(b, slot, komi, nbr, diag, legal, owner, pass_rule, fill_eyes)
     if not fill_eyes:
         drop_own_eyes(b, slot, nbr, diag, legal)
     if pass_rule == PASS_FINISHED:
-        restrict_pass(b, slot, komi, nbr, diag, legal, owner)
+        restrict_pass(b, slot, komi, nbr, diag, legal, work)
 
 
-@njit(cache=True)
-def leaf_outcome(b, slot, komi, nbr, diag, zob, legal, owner, pass_rule, fill_eyes):
+@njit(**HOT)
+def leaf_outcome(b, slot, komi, nbr, diag, zob, legal, work, pass_rule, fill_eyes):
     """(is_terminal, value for the side to move) of the position in ``slot``.
 
     Fills ``legal`` (bool, P + 1) for positions that go on, limited by
@@ -131,9 +132,9 @@ def leaf_outcome(b, slot, komi, nbr, diag, zob, legal, owner, pass_rule, fill_ey
     has lost.
     """
     if b.meta[slot, K.RULE] != K.NOGO and b.meta[slot, K.PASSES] >= 2:
-        return True, area_value(b, slot, komi, nbr, owner)
-    K.legal_mask(b, slot, nbr, zob, legal)
-    restrict_moves(b, slot, komi, nbr, diag, legal, owner, pass_rule, fill_eyes)
+        return True, area_value(b, slot, komi, nbr, work)
+    K.legal_into(b, slot, nbr, zob, legal, work.superko)
+    restrict_moves(b, slot, komi, nbr, diag, legal, work, pass_rule, fill_eyes)
     if b.meta[slot, K.RULE] == K.NOGO:
         for m in range(legal.shape[0]):
             if legal[m]:

@@ -109,8 +109,8 @@ def descend(t, g, path, params, noise, budget):
     return depth
 
 
-@njit(cache=True)
-def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
+@njit(**HOT)
+def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, work, rules):
     """Rebuild leaf ``n``'s position; returns True when it needs the network.
 
     A finished position is marked TERMINAL with its exact value and backed up
@@ -123,7 +123,7 @@ def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
     replay_path(t.move[g], path, depth, scratch, n, leaves.rows, nbr, zob)
     node = path[depth - 1]
     pass_rule, fill_eyes = rules
-    over, value = leaf_outcome(scratch, n, s.komi[g], nbr, diag, zob, leaves.legal[n], owner,
+    over, value = leaf_outcome(scratch, n, s.komi[g], nbr, diag, zob, leaves.legal[n], work,
                                pass_rule, fill_eyes)
     if over and node != T.ROOT:
         t.first[g, node] = T.TERMINAL
@@ -138,15 +138,15 @@ def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
     return True
 
 
-@njit(cache=True, nogil=True)  # another thread may evaluate meanwhile
-def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo):
+@njit(**HOT)  # releases the GIL: another thread may evaluate meanwhile
+def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo, work):
     """Collect leaves from every active game; returns how many need the network.
 
-    ``geo`` is the board's (neighbours, diagonals, zobrist) arrays.
+    ``geo`` is the board's (neighbours, diagonals, zobrist) arrays, ``work``
+    this caller's :class:`harness.game.board.Work`.
     """
     capacity = leaves.game.shape[0]
     rules = (int(params[T.PASS_RULE]), params[T.FILL_EYES] != 0.0)
-    owner = np.zeros(roots.stones.shape[1], np.int32)
     n = 0
     for g in range(t.move.shape[0]):
         if not s.active[g]:
@@ -159,7 +159,7 @@ def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo):
             leaves.path[n, 0] = T.ROOT
             leaves.depth[n] = 1
             t.inflight[g, T.ROOT] += 1
-            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
+            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, work, rules):
                 n += 1
             continue
         pending = 0
@@ -179,7 +179,7 @@ def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo):
                 T.release(t, g, leaves.path[n], depth)
                 break
             leaves.depth[n] = depth
-            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, owner, rules):
+            if _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, work, rules):
                 n += 1
                 pending += 1
     return n
