@@ -111,7 +111,7 @@ def clear(t, g):
     t.raw[g, ROOT] = 0.0
 
 
-@njit(**HOT)
+@njit(**HOT, inline="always")
 def select_child(t, g, node, c_puct, c_base, fpu_reduction, vloss):
     """The child maximising Q + U (AlphaZero PUCT with first-play urgency).
 
