@@ -331,7 +331,7 @@ def test_the_moving_average_plays_while_training_continues_on_the_raw_weights(tm
     learner = rl.learners["main"]
     # The file that plays holds exactly the learner's average (the steps'
     # arithmetic: the next test), not the raw weights training goes on from.
-    assert all(np.array_equal(p, a) for p, a in zip(played, learner.average, strict=True))
+    assert all(np.array_equal(p, a) for p, a in zip(played, learner.average.values(), strict=True))
     assert all(np.array_equal(r, w) for r, w in zip(raw, learner.model.get_weights(),
                                                      strict=True))
     assert any(not np.allclose(p, r) for p, r in zip(played, raw, strict=True))
@@ -341,7 +341,7 @@ def test_the_moving_average_plays_while_training_continues_on_the_raw_weights(tm
     resumed = RLRun(config, log=lambda _: None)
     learner = resumed._learner(resumed.read_state(), "main")
     assert learner.checkpoint == run / net.trainer
-    assert all(np.array_equal(a, p) for a, p in zip(learner.average, played, strict=True))
+    assert all(np.array_equal(a, p) for a, p in zip(learner.average.values(), played, strict=True))
     state = resumed.run(resume=True)
     assert state.generation == 3 and (run / "models" / "raw" / "gen-0002.keras").exists()
 
@@ -361,7 +361,7 @@ def test_the_moving_average_is_the_decayed_sum_of_the_steps():
     learner.model.set_weights(w2)
     learner._average_step()
     expected = [0.75 * (0.75 * a + 0.25 * b) + 0.25 * c for a, b, c in zip(w0, w1, w2, strict=True)]
-    assert all(np.allclose(a, e) for a, e in zip(learner.average, expected, strict=True))
+    assert all(np.allclose(a, e) for a, e in zip(learner.average.values(), expected, strict=True))
     with learner.averaged() as model:
         assert all(np.allclose(w, e) for w, e in zip(model.get_weights(), expected, strict=True))
     assert all(np.array_equal(w, r) for w, r in zip(learner.model.get_weights(), w2, strict=True))

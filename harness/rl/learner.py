@@ -17,6 +17,7 @@ import numpy as np
 
 from harness.nets.names import HEADS
 from harness.rl.anchor import anchor_beta, anchored_policy
+from harness.rl.averaging import WeightAverage
 from harness.rl.config import RLConfig
 from harness.rl.mixing import SupervisedMix, concat_batches, mixed_rows
 from harness.rl.samples import Sampler, window_columns
@@ -96,8 +97,8 @@ class Learner:
         self.checkpoint: Path | None = None  # the file holding the current (raw) weights
         self._anchor = None
         # [train] ema_decay: the moving average of model.weights (get_weights order).
-        self.average: list[np.ndarray] | None = (
-            [np.array(w) for w in model.get_weights()] if config.train.ema_decay else None)
+        self.average: WeightAverage | None = (
+            WeightAverage(model, config.train.ema_decay) if config.train.ema_decay else None)
 
     @classmethod
     def fresh(cls, name: str, config: RLConfig, model_name: str, init: str = "") -> Learner:
@@ -129,14 +130,16 @@ class Learner:
         weights' moving average from ``averaged`` (the network it plays)."""
         from harness.nets import load_model
         from harness.train.checkpoints import load_checkpoint
-        from harness.train.trainer import exclude_from_decay
+        from harness.train.trainer import apply_jit_compile, exclude_from_decay
 
         model = load_checkpoint(path, compile=True)
         exclude_from_decay(model.optimizer)
+        apply_jit_compile(model, config.train)
         learner = cls(name, model, config)
         learner.checkpoint = Path(path)
         if learner.average is not None and averaged is not None:
-            learner.average = [np.array(w) for w in load_model(averaged).get_weights()]
+            learner.average = WeightAverage(model, config.train.ema_decay,
+                                            initial=load_model(averaged).get_weights())
         return learner
 
     @property
@@ -221,12 +224,8 @@ class Learner:
         return self._anchor
 
     def _average_step(self) -> None:
-        if self.average is None:
-            return
-        decay = self.config.train.ema_decay
-        for mean, weight in zip(self.average, self.model.get_weights(), strict=True):
-            mean *= decay
-            mean += (1.0 - decay) * weight
+        if self.average is not None:
+            self.average.update()
 
     @contextlib.contextmanager
     def averaged(self):
@@ -236,7 +235,7 @@ class Learner:
             yield self.model
             return
         raw = self.model.get_weights()
-        self.model.set_weights(self.average)
+        self.model.set_weights(self.average.values())
         try:
             yield self.model
         finally:

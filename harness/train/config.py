@@ -26,6 +26,8 @@ from harness.train.schedules import SCHEDULES, ScheduleSpec
 
 OPTIMIZERS = ("sgd", "adam")
 VALUE_LOSSES = ("auto", "mse", "bce")
+# The training step's XLA compilation: Keras's own choice, or forced on or off.
+JIT_COMPILE = ("auto", "on", "off")
 
 # Keras dtype policies, or "auto": the CPU's native one (harness.cpu).
 # mixed_bfloat16 runs the convolutions in bfloat16 with float32 weights:
@@ -69,6 +71,10 @@ class OptimizerSettings:
         {}, "loss weight of a head, e.g. value=0.25 (repeatable; missing heads get the "
         "model's defaults: 1, or Cazenave's valN for the value head)",
         flag="--loss-weight", metavar="HEAD=W")
+    jit_compile: str = setting(
+        "auto", "compile the training step with XLA: auto (Keras's choice: on with a GPU, off "
+        "on CPU-only machines), on or off (measure a model first: XLA trains the 9x9 a0.4.32 "
+        "faster on a 2-core AVX2 CPU, MobileNets slower)", choices=JIT_COMPILE)
 
     def __post_init__(self) -> None:
         problems = list(_optimizer_problems(self))
@@ -229,6 +235,8 @@ def _optimizer_problems(c: OptimizerSettings):
             yield f"{name} must not be negative, got {getattr(c, name)}"
     if not 0 <= c.momentum < 1:
         yield f"momentum must be in [0, 1), got {c.momentum}"
+    if c.jit_compile not in JIT_COMPILE:
+        yield f"unknown jit_compile {c.jit_compile!r} (choose from {', '.join(JIT_COMPILE)})"
     for head, w in c.loss_weights.items():
         if head not in HEADS:
             yield f"unknown head {head!r} in loss_weights (choose from {', '.join(HEADS)})"

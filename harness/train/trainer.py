@@ -122,7 +122,20 @@ def compile_model(model, settings: OptimizerSettings, rate, value_loss: str,
             losses[head] = keras.losses.CategoricalCrossentropy(from_logits=True)
     given = settings.loss_weights if weights is None else weights
     weights = {h: float(given.get(h, 1.0 if h in ("policy", "value") else 0.0)) for h in losses}
-    model.compile(optimizer=make_optimizer(settings, rate), loss=losses, loss_weights=weights)
+    model.compile(optimizer=make_optimizer(settings, rate), loss=losses, loss_weights=weights,
+                  jit_compile=_JIT_COMPILE[settings.jit_compile])
+
+
+_JIT_COMPILE = {"auto": "auto", "on": True, "off": False}
+
+
+def apply_jit_compile(model, settings: OptimizerSettings) -> None:
+    """``settings.jit_compile`` on a model restored compiled (a resumed run):
+    its file holds the choice made when it was first compiled, which "on" and
+    "off" override; "auto" keeps it."""
+    forced = _JIT_COMPILE[settings.jit_compile]
+    if forced != "auto" and model.jit_compile != forced:
+        model.jit_compile = forced  # read when the first step is traced
 
 
 def _fill_missing_heads(model, batch):
@@ -190,6 +203,7 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
             else:
                 model = plan.load_model(run.path / checkpoint)
                 _exclude_from_decay(model.optimizer)
+                apply_jit_compile(model, config)
                 value_loss = _signed_value_loss(config, model)
         step = optimizer_step(model) if checkpoint else 0
         expected = state.partial.get("step", state.step)
