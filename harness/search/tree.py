@@ -30,8 +30,9 @@ from numba import njit
 # decref every array of the ``Tree`` and ``Boards`` tuples it is passed. They
 # must never allocate (no new arrays, no slice copies: write element loops)
 # and may only call kernels compiled the same way: numba compiles callees
-# under the caller's flags, so e.g. ``copy_game`` or ``legal_mask`` (which
-# need NRT) are called from ordinary kernels only. They release the GIL:
+# under the caller's flags, so e.g. ``legal_mask`` or ``area_score`` (which
+# allocate) are called from ordinary kernels only; their ``*_into`` forms take
+# scratch arrays instead. They release the GIL:
 # with overlapped self-play a worker thread evaluates leaves meanwhile.
 HOT = {"cache": True, "_nrt": False, "nogil": True}
 
