@@ -452,9 +452,11 @@ def legal_into(b, g, nbr, zob, out, seen):
     Under positional superko every move's hash is looked up in the game's
     history. A 4096-bit filter of the history's hashes, built once, answers
     most lookups without the scan (the move loop would otherwise cost P times
-    the game's length: 361 x 300 comparisons late in a 19x19 game). Without
-    reference counting the per-point checks run about 15x faster than inside
-    an allocating kernel, where every read of a ``Boards`` array increfs it.
+    the game's length: 361 x 300 comparisons late in a 19x19 game). Compiled
+    without reference counting and with the per-point checks inlined, it
+    fills a 9x9 mask in about 1.0 us, against 6.6 us as an allocating kernel
+    (where every read of a ``Boards`` array increfs it) calling the checks
+    with the ten-array tuple; either change alone gained little.
     """
     color = b.meta[g, TO_PLAY]
     points = b.stones.shape[1]

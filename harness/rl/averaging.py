@@ -23,7 +23,6 @@ class WeightAverage:
     def __init__(self, model, decay: float, initial: Sequence[np.ndarray] | None = None):
         import keras
 
-        self.decay = float(decay)
         self._weights = list(model.weights)
         start = model.get_weights() if initial is None else list(initial)
         if [np.shape(w) for w in start] != [tuple(v.shape) for v in self._weights]:
@@ -31,7 +30,7 @@ class WeightAverage:
         self._means = [keras.Variable(np.array(w, dtype=v.dtype), trainable=False,
                                       name=f"average_{i}")
                        for i, (w, v) in enumerate(zip(start, self._weights, strict=True))]
-        self._update = _compiled_update(self._means, self._weights, self.decay)
+        self._update = _compiled_update(self._means, self._weights, float(decay))
 
     def update(self) -> None:
         """One step of the average (after one optimizer step)."""

@@ -83,7 +83,8 @@ def value_weight_scale(initial: float, ramp: int, generation: int) -> float:
 class Learner:
     """A compiled model plus what it takes to train it on a window."""
 
-    def __init__(self, name: str, model, config: RLConfig):
+    def __init__(self, name: str, model, config: RLConfig,
+                 average: list[np.ndarray] | None = None):
         from harness.nets import model_info
         from harness.train.evaluation import model_value_loss
 
@@ -96,9 +97,11 @@ class Learner:
         self.heads = model_heads(model)
         self.checkpoint: Path | None = None  # the file holding the current (raw) weights
         self._anchor = None
-        # [train] ema_decay: the moving average of model.weights (get_weights order).
+        # [train] ema_decay: the moving average of model.weights (get_weights
+        # order), from ``average`` (a resumed run's) or the weights now.
         self.average: WeightAverage | None = (
-            WeightAverage(model, config.train.ema_decay) if config.train.ema_decay else None)
+            WeightAverage(model, config.train.ema_decay, initial=average)
+            if config.train.ema_decay else None)
 
     @classmethod
     def fresh(cls, name: str, config: RLConfig, model_name: str, init: str = "") -> Learner:
@@ -135,11 +138,10 @@ class Learner:
         model = load_checkpoint(path, compile=True)
         exclude_from_decay(model.optimizer)
         apply_jit_compile(model, config.train)
-        learner = cls(name, model, config)
+        average = (load_model(averaged).get_weights()
+                   if config.train.ema_decay and averaged is not None else None)
+        learner = cls(name, model, config, average)
         learner.checkpoint = Path(path)
-        if learner.average is not None and averaged is not None:
-            learner.average = WeightAverage(model, config.train.ema_decay,
-                                            initial=load_model(averaged).get_weights())
         return learner
 
     @property
