@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.game.geometry import BLACK, WHITE
+from harness.game import board as K
+from harness.game.geometry import BLACK, WHITE, geometry, gtp_to_point
 from harness.game.position import Game
 from harness.search import (
     BatchedSearch,
@@ -18,6 +19,8 @@ from harness.search import (
     temperature_for,
 )
 from harness.search import tree as T
+from harness.search.leaves import PASS_RULES, root_moves
+from harness.search.moves import best_move
 from harness.search.oracle import OracleEvaluator
 
 # White's stone at D5 (row 2, col 3) has one liberty left, D6 above it.
@@ -545,3 +548,42 @@ def test_finds_the_winning_move_of_nogo_endgames(seed):
     search = BatchedSearch(OracleEvaluator(5, value="zero"), MCTSConfig(playouts=3000))
     result = search.search([game])[0]
     assert outcome[result.best_move] == 1
+
+
+def lexsort_best_move(visits, q, prior):
+    """The rule as numpy states it: most visits, then value (NaN lowest),
+    then prior, then the lowest index; with no visits, the highest prior."""
+    index = -np.arange(visits.size)
+    if visits.max(initial=0) <= 0:
+        return int(np.lexsort((index, prior))[-1])
+    q_sorted = np.where(np.isnan(q), -np.inf, q)
+    return int(np.lexsort((index, prior, q_sorted, visits))[-1])
+
+
+def test_the_compiled_best_move_follows_the_tie_break_rule():
+    rng = np.random.default_rng(0)
+    for trial in range(500):
+        moves = int(rng.integers(1, 30))
+        visits = rng.integers(0, 4, moves).astype(np.int32) * int(trial % 5 != 0)
+        q = np.where(visits > 0, rng.integers(-2, 3, moves) / 2, np.nan)
+        prior = (rng.integers(1, 4, moves) / 4).astype(np.float32)
+        assert best_move(visits, q, prior) == lexsort_best_move(visits, q, prior)
+
+
+def test_root_moves_are_the_legal_moves_less_own_eyes_and_an_early_pass():
+    # Black to play; a1 is Black's own eye, so it leaves the list; pass is
+    # out while playable points remain.
+    game = Game(5, 0.5)
+    for vertex in ("b1", "e5", "a2", "e4", "b2", "d5"):
+        game.play(gtp_to_point(vertex, 5))
+    legal = np.zeros(26, np.bool_)
+    roots = K.new_boards(1, 5)
+    geo = geometry(5)
+    count = root_moves(game.boards, roots, 0, game.komi, geo.neighbours, geo.diagonals,
+                       geo.zobrist, legal, K.new_work(25), PASS_RULES["finished"], False)
+    expected = game.legal_moves()
+    eye = gtp_to_point("a1", 5)
+    assert expected[eye] and expected[25]
+    expected[eye] = expected[25] = False
+    assert np.array_equal(legal, expected) and count == expected.sum()
+    assert np.array_equal(roots.stones[0], game.stones)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
+import pytest
 
 from harness.search import BatchedSearch, MCTSConfig
 from harness.search.game_driver import play_games
@@ -66,3 +69,38 @@ def test_stop_after_abandons_unfinished_games():
     assert records == []
     assert search.searching == 0 and not search.tree.inflight.any()
     np.testing.assert_array_equal(search.tree.used, 1)
+
+
+# Self-play as the search played it before its per-move work was compiled
+# (recorded from ec3ccfe's Python driver): game lengths, the first game's
+# opening and a SHA-256 prefix of every move, playout-cap flag and (PUCT:
+# visit-distribution) target. The oracle's "clip" values and pattern priors
+# use no transcendental function, so these hold on any CPU; only the Gumbel
+# noise (numpy's own sampler) and the search's log/exp remain, as in every
+# run of the harness.
+PINNED_SELF_PLAY = {
+    "puct": (dict(temperature_moves=6), [59, 61, 81, 49, 46, 77],
+             [1, 23, 40, 19, 2, 13, 45, 46], "0afc07b150932e51"),
+    "gumbel": (dict(root="gumbel"), [56, 64, 59, 41, 55, 68],
+               [11, 4, 15, 16, 32, 44, 25, 12], "b2017a31bb624fd9"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_SELF_PLAY))
+def test_self_play_is_the_same_game_for_game_as_the_python_driver_played_it(name):
+    extra, lengths, opening, digest = PINNED_SELF_PLAY[name]
+    evaluator = OracleEvaluator(7, value="area", priors="pattern", scale=49 / 4, squash="clip")
+    config = MCTSConfig(playouts=16, leaves_per_game=2, add_noise=True, fast_playouts=4,
+                        resign_threshold=-0.8, **extra)
+    records = play_games(BatchedSearch(evaluator, config, games=3, seed=5), 6, komi=0.5, seed=3)
+    h = hashlib.sha256()
+    for record in records:
+        h.update(np.array([m for _, m in record.game.moves], np.int32).tobytes())
+        h.update(np.array(record.full, np.bool_).tobytes())
+        if name == "puct":
+            for policy in record.policies:
+                if policy is not None:
+                    h.update(np.asarray(policy, np.float32).tobytes())
+    assert [r.length for r in records] == lengths
+    assert [m for _, m in records[0].game.moves[:8]] == opening
+    assert h.hexdigest()[:16] == digest

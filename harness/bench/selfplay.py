@@ -18,6 +18,7 @@ import time
 from dataclasses import replace
 
 from harness.files import show_table
+from harness.search.config import ROOT_RULES, MCTSConfig
 from harness.search.runtime import add_inference_argument
 
 HELP = "self-play network evaluations/s vs the bare model, games/hour, UCT playouts/s"
@@ -30,6 +31,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--encoder", default="agz17", help="input encoder (default agz17)")
     parser.add_argument("--board-size", type=int, default=9)
     parser.add_argument("--playouts", type=int, default=200, help="root visits per move")
+    parser.add_argument("--root", choices=ROOT_RULES, default=MCTSConfig.root,
+                        help="root rule ([mcts] root); gumbel searches add Gumbel noise "
+                        "to every search, as its self-play does")
     parser.add_argument("--games", type=int, default=64, help="concurrent games (search slots)")
     parser.add_argument("--leaves", type=int, default=1,
                         help="leaves per game per network call (virtual loss between them)")
@@ -117,7 +121,7 @@ class _Interleaved:
 
 def measure(args: argparse.Namespace) -> list[tuple]:
     from harness.features import get_encoder
-    from harness.search import BatchedSearch, EvaluatorConfig, MCTSConfig, NetworkEvaluator
+    from harness.search import BatchedSearch, EvaluatorConfig, NetworkEvaluator
     from harness.search.game_driver import play_games
 
     size = args.board_size
@@ -135,7 +139,8 @@ def measure(args: argparse.Namespace) -> list[tuple]:
         model, encoder, size, replace(settings, threads=0), inference=args.inference)
     config = MCTSConfig(playouts=args.playouts, leaves_per_game=args.leaves,
                         temperature_moves=args.opening, overlap=args.overlap,
-                        fill_eyes=args.fill_eyes)
+                        fill_eyes=args.fill_eyes, root=args.root,
+                        add_noise=args.root == "gumbel")
     search = BatchedSearch(evaluator, config, games=args.games, seed=args.seed)
     total = args.total_games or 1_000_000
     # Compile the kernels and the graph outside the timed run.
@@ -171,6 +176,7 @@ def measure(args: argparse.Namespace) -> list[tuple]:
          f"{name}, {probe.bare_seconds:.0f} s in bursts between self-play moves"),
         ("self-play evaluations", evals, "positions/s",
          f"{args.games} games x {args.leaves} leaves, {args.playouts} playouts"
+         + (", Gumbel root" if args.root == "gumbel" else "")
          + (", tree work overlapped" if args.overlap else "")
          + (", own eyes may be filled" if args.fill_eyes else "")),
         ("self-play / bare", evals / bare_speed, "ratio", "goal >= 0.9"),

@@ -40,16 +40,12 @@ from harness.game.position import Game
 from harness.search import tree as T
 from harness.search.config import MCTSConfig
 from harness.search.evaluator import Evaluator
-from harness.search.gumbel import root_decision, sample_noise
-from harness.search.leaves import PASS_RULES, history_rows, restrict_moves
-from harness.search.moves import (
-    SearchResult,
-    best_move,
-    choose_full_search,
-    dirichlet_alpha,
-)
+from harness.search.gumbel import sample_noise
+from harness.search.leaves import PASS_RULES, history_rows, root_moves
+from harness.search.moves import SearchResult, choose_full_search, dirichlet_alpha
 from harness.search.step import (
     Leaves,
+    conclude,
     finish,
     gather,
     new_leaves,
@@ -245,7 +241,6 @@ class BatchedSearch:
         self._ensure_room(int(playouts))
         self._sync(index, game)
 
-        K.copy_game(game.boards, 0, self.roots, index)
         history_rows(game, self.history, self.root_rows[index])
         info.moves = list(game.moves)
         info.history_len = len(game.history)
@@ -261,10 +256,10 @@ class BatchedSearch:
         s.target[index] = int(playouts)
         s.new_playouts[index] = 0
         s.noise_on[index] = False
-        legal = game.legal_moves()
-        restrict_moves(game.boards, 0, game.komi, self._nbr, self._geo[1], legal, self._work,
-                       int(self.params[T.PASS_RULE]), self.config.fill_eyes)
-        if game.is_over or not legal.any():
+        legal = np.empty(self.points + 1, np.bool_)
+        count = root_moves(game.boards, self.roots, index, game.komi, *self._geo, legal,
+                           self._work, int(self.params[T.PASS_RULE]), self.config.fill_eyes)
+        if not count or game.is_over:
             self._done.append((index, self._empty_result(legal, bool(full))))
             return
         if self.config.gumbel:
@@ -396,35 +391,25 @@ class BatchedSearch:
             self._worker = None
 
     def _finish_slot(self, g: int) -> SearchResult:
-        s, tree = self.slots, self.tree
         moves = self.points + 1
-        visits = np.zeros(moves, np.int32)
-        q = np.zeros(moves, np.float64)
-        prior = np.zeros(moves, np.float32)
-        T.root_stats(tree, g, visits, q, prior)
-        if s.noise_on[g]:
-            T.restore_root_priors(tree, g, s.clean_prior[g])
-            s.noise_on[g] = False
-        s.active[g] = False
+        visits = np.empty(moves, np.int32)
+        q = np.empty(moves, np.float64)
+        prior = np.empty(moves, np.float32)
+        improved = np.empty(moves, np.float64)
+        move, root_value, gumbel = conclude(self.tree, self.slots, g, self.params,
+                                            visits, q, prior, improved)
         info = self._info[g]
         info.searching = False
         self.searches += 1
-        root_visits = tree.visits[g, T.ROOT]
-        root_value = -tree.value[g, T.ROOT] / root_visits if root_visits else 0.0
-        move, improved = best_move(visits, q, prior), None
-        if self.config.gumbel and tree.first[g, T.ROOT] >= 0:
-            improved = np.zeros(moves, np.float64)
-            move = int(root_decision(tree, g, s.noise, self.params, improved))
-            improved = improved.astype(np.float32)
         return SearchResult(
             visits=visits,
             q=q.astype(np.float32),
             prior=prior,
             root_value=float(root_value),
-            best_move=move,
+            best_move=int(move),
             full=info.full,
-            new_playouts=int(s.new_playouts[g]),
-            improved_policy=improved,
+            new_playouts=int(self.slots.new_playouts[g]),
+            improved_policy=improved.astype(np.float32) if gumbel else None,
         )
 
     def search(

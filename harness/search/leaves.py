@@ -143,15 +143,28 @@ def leaf_outcome(b, slot, komi, nbr, diag, zob, legal, work, pass_rule, fill_eye
     return False, 0.0
 
 
+@njit(**HOT)
+def root_moves(src, roots, g, komi, nbr, diag, zob, legal, work, pass_rule, fill_eyes):
+    """Copy a game's position (slot 0 of ``src``) into root slot ``g`` and fill
+    ``legal`` with the moves a search may consider there: the legal moves,
+    limited by :func:`restrict_moves` as a leaf's are. Returns how many."""
+    K.copy_game(src, 0, roots, g)
+    K.legal_into(roots, g, nbr, zob, legal, work.superko)
+    restrict_moves(roots, g, komi, nbr, diag, legal, work, pass_rule, fill_eyes)
+    count = 0
+    for m in range(legal.shape[0]):
+        if legal[m]:
+            count += 1
+    return count
+
+
 def history_rows(game, history: int, out: np.ndarray | None = None) -> np.ndarray:
     """The last ``history`` positions of a :class:`Game`, oldest first, with
     empty boards before the start (the encoder contract)."""
     points = game.size * game.size
     if out is None:
         out = np.zeros((history, points), np.int8)
-    else:
-        out[:] = 0
     past = game.history[-history:]
-    for j, stones in enumerate(past):
-        out[history - len(past) + j] = stones
+    out[: history - len(past)] = 0
+    out[history - len(past) :] = past
     return out

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from harness.search.config import MCTSConfig
 
@@ -50,14 +51,32 @@ class SearchResult:
         return self.policy()
 
 
-def best_move(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> int:
-    """Most visited move; ties go to the higher value, then the higher prior."""
-    if visits.max(initial=0) <= 0:
-        order = np.lexsort((-np.arange(prior.size), prior))
-        return int(order[-1])
-    q_sorted = np.where(np.isnan(q), -np.inf, q)
-    order = np.lexsort((-np.arange(visits.size), prior, q_sorted, visits))
-    return int(order[-1])
+@njit(cache=True, nogil=True)
+def best_move(visits, q, prior):
+    """Most visited move; ties go to the higher value (NaN lowest), then the
+    higher prior, then the lower index. With no visits at all, the highest
+    prior. Compiled: a finished search asks it once per move."""
+    visited = False
+    for m in range(visits.shape[0]):
+        if visits[m] > 0:
+            visited = True
+            break
+    best = 0
+    for m in range(1, visits.shape[0]):
+        if visited:
+            if visits[m] != visits[best]:
+                if visits[m] > visits[best]:
+                    best = m
+                continue
+            qm = -np.inf if np.isnan(q[m]) else q[m]
+            qb = -np.inf if np.isnan(q[best]) else q[best]
+            if qm != qb:
+                if qm > qb:
+                    best = m
+                continue
+        if prior[m] > prior[best]:
+            best = m
+    return best
 
 
 def temperature_for(move_number: int, config: MCTSConfig) -> float:
@@ -82,6 +101,8 @@ def select_move(
     Cazenave's tournament diversity rule lives in
     :func:`harness.players.choice.tournament_choice`.
     """
+    if temperature <= 0:
+        return int(result.best_move)
     visits = result.visits.astype(np.float64)
     total = visits.sum()
     if total <= 0:

@@ -18,6 +18,7 @@ from harness.game.geometry import BLACK, WHITE, geometry
 
 VALUE_KINDS = ("area", "material", "zero")
 PRIOR_KINDS = ("uniform", "pattern")
+SQUASHES = ("tanh", "clip")
 
 
 class OracleEvaluator:
@@ -32,15 +33,23 @@ class OracleEvaluator:
         komi: float = 0.0,
         scale: float | None = None,
         history: int = 1,
+        squash: str = "tanh",
     ):
         if value not in VALUE_KINDS:
             raise ValueError(f"value must be one of {VALUE_KINDS}, got {value!r}")
         if priors not in PRIOR_KINDS:
             raise ValueError(f"priors must be one of {PRIOR_KINDS}, got {priors!r}")
+        if squash not in SQUASHES:
+            raise ValueError(f"squash must be one of {SQUASHES}, got {squash!r}")
         self.size = size
         self.history = history
         self.value_kind = value
         self.prior_kind = priors
+        # "clip" maps the count to a value without transcendental functions,
+        # whose last bits differ between CPUs' SIMD paths: with pattern priors
+        # (integer weights, exact sums) every number is then the same on any
+        # machine, so a test may pin whole searches bit for bit.
+        self.squash = squash
         self.komi = komi
         self.scale = scale if scale is not None else max(1.0, size * size / 8)
         self.calls = 0
@@ -71,7 +80,9 @@ class OracleEvaluator:
             raw = (current == BLACK).sum(axis=1) - (current == WHITE).sum(axis=1) - self.komi
         else:
             raw = np.array([self._area(row) for row in current]) - self.komi
-        return policy, np.tanh(sign * raw / self.scale).astype(np.float32)
+        scaled = sign * raw / self.scale
+        value = np.tanh(scaled) if self.squash == "tanh" else np.clip(scaled, -1.0, 1.0)
+        return policy, value.astype(np.float32)
 
     def _area(self, row: np.ndarray) -> float:
         self._boards.stones[0] = row

@@ -1,4 +1,4 @@
-"""The two compiled halves of one batched search step.
+"""The two compiled halves of one batched search step, and a search's end.
 
 ``gather`` walks every searching game's tree and collects up to K leaves per
 game (kept apart by virtual loss) with everything the evaluator needs; finished
@@ -20,6 +20,7 @@ from harness.game import board as K
 from harness.search import gumbel as G
 from harness.search import tree as T
 from harness.search.leaves import leaf_outcome, load_leaf, replay_path
+from harness.search.moves import best_move
 from harness.search.tree import HOT
 
 
@@ -213,3 +214,28 @@ def reached_target(t, s, active):
             out[n] = g
             n += 1
     return out[:n]
+
+
+@njit(cache=True)
+def conclude(t, s, g, params, visits, q, prior, improved):
+    """End game ``g``'s search: its root statistics by move into ``visits``,
+    ``q`` and ``prior`` (as ``tree.root_stats``, the priors with any noise
+    the search used), the clean priors back in the tree, and the move. Under
+    the Gumbel root the move is the sequential-halving winner and
+    ``improved`` receives the improved policy; otherwise (or with no
+    children) the most visited move. Returns (move, root value for the side
+    to move, whether ``improved`` was written).
+
+    One call per finished search, so that ending a search and starting the
+    next cost a move one compiled call each rather than a dozen small ones.
+    """
+    T.root_stats(t, g, visits, q, prior)
+    if s.noise_on[g]:
+        T.restore_root_priors(t, g, s.clean_prior[g])
+        s.noise_on[g] = False
+    s.active[g] = False
+    root_visits = t.visits[g, T.ROOT]
+    root_value = -t.value[g, T.ROOT] / root_visits if root_visits else 0.0
+    if params[T.ROOT_RULE] == T.ROOT_GUMBEL and t.first[g, T.ROOT] >= 0:
+        return G.root_decision(t, g, s.noise, params, improved), root_value, True
+    return best_move(visits, q, prior), root_value, False

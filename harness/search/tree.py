@@ -229,7 +229,7 @@ def find_child(t, g, node, move):
     return -1
 
 
-@njit(cache=True)
+@njit(**HOT)
 def reroot(t, g, child, spare, order):
     """Make ``child`` the root of game ``g``'s tree, keeping its subtree.
 
@@ -250,7 +250,6 @@ def reroot(t, g, child, spare, order):
         spare.prior[0, j] = t.prior[g, o]
         spare.visits[0, j] = t.visits[g, o]
         spare.value[0, j] = t.value[g, o]
-        spare.inflight[0, j] = 0
         spare.count[0, j] = t.count[g, o]
         spare.term[0, j] = t.term[g, o]
         spare.raw[0, j] = t.raw[g, o]
@@ -263,15 +262,16 @@ def reroot(t, g, child, spare, order):
         else:
             spare.first[0, j] = f
         j += 1
-    t.move[g, :used] = spare.move[0, :used]
-    t.prior[g, :used] = spare.prior[0, :used]
-    t.visits[g, :used] = spare.visits[0, :used]
-    t.value[g, :used] = spare.value[0, :used]
-    t.inflight[g, :used] = 0
-    t.first[g, :used] = spare.first[0, :used]
-    t.count[g, :used] = spare.count[0, :used]
-    t.term[g, :used] = spare.term[0, :used]
-    t.raw[g, :used] = spare.raw[0, :used]
+    for j in range(used):
+        t.move[g, j] = spare.move[0, j]
+        t.prior[g, j] = spare.prior[0, j]
+        t.visits[g, j] = spare.visits[0, j]
+        t.value[g, j] = spare.value[0, j]
+        t.inflight[g, j] = 0
+        t.first[g, j] = spare.first[0, j]
+        t.count[g, j] = spare.count[0, j]
+        t.term[g, j] = spare.term[0, j]
+        t.raw[g, j] = spare.raw[0, j]
     t.move[g, ROOT] = -1
     t.used[g] = used
     return True
