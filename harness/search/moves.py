@@ -52,7 +52,7 @@ class SearchResult:
 
 
 @njit(cache=True, nogil=True)
-def best_move(visits, q, prior):
+def best_move(visits: np.ndarray, q: np.ndarray, prior: np.ndarray) -> int:
     """Most visited move; ties go to the higher value (NaN lowest), then the
     higher prior, then the lower index. With no visits at all, the highest
     prior. Compiled: a finished search asks it once per move."""
