@@ -315,28 +315,3 @@ def test_uct_with_fewer_playouts_than_moves_still_beats_random():
         played = play_game(black, white, size=9, komi=7.5, seed=i)
         wins += (played.result.winner == 1) == (black is uct)
     assert wins >= 7
-
-
-def test_a_pass_that_loses_on_the_count_is_replaced_by_the_best_other_move():
-    from harness.game import BLACK, WHITE, Game
-    from harness.players.choice import no_losing_pass
-
-    game = Game.from_ascii(
-        """
-        . . . . .
-        . O O O .
-        . O . O .
-        . O O O .
-        . . . . .
-        """,
-        to_play=BLACK,
-        komi=0.5,
-    )
-    preference = np.zeros(26)
-    preference[25] = 9.0  # pass first
-    preference[22] = 5.0  # then row 5, column C
-    preference[12] = 8.0  # the white eye: suicide, never legal
-    assert no_losing_pass(game, 25, preference) == 22  # Black is behind: play on
-    game.to_play = WHITE
-    assert no_losing_pass(game, 25, preference) == 25  # White is ahead: the pass stands
-    assert no_losing_pass(game, 3, preference) == 3  # moves other than pass are untouched

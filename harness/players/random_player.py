@@ -1,10 +1,15 @@
-"""The weakest baseline: a uniformly random legal move that never fills its own eye.
+"""The weakest baseline: a uniformly random sensible move.
 
 Refusing to fill eyes is what lets random games end: without it a random
 player would eventually kill its own groups and games would run to the move
-cap. Each player owns a NumPy generator, so a seeded game replays exactly no
-matter how many other random players run in the same process (numba's global
-generator is not used here).
+cap. With ``endgame`` (the default) it also never hands over a string or
+self-ataris in its own territory (:mod:`harness.game.endgame`), so it plays
+into no seki and its games end by two passes with its living groups alive;
+without it (and in NoGo, where an eye is a move only its owner can play) it
+only keeps out of its own eyes, as before 2026-11-29. Each player owns a
+NumPy generator, so a seeded game replays exactly no matter how many other
+random players run in the same process (numba's global generator is not
+used here).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import numpy as np
 from numba import njit
 
 from harness.game import board as K
+from harness.game.endgame import sensible_moves
 from harness.game.geometry import EMPTY
 from harness.game.position import Game
 
@@ -38,13 +44,14 @@ def first_fitting_move(b, g, nbr, diag, zob, order, allow_eyes):
 
 
 class RandomPlayer:
-    """Uniform over legal moves that fill no own eye; passes when nothing else is left.
+    """Uniform over the sensible moves; passes when nothing else is left.
 
     In NoGo, where passing is illegal, an eye is filled rather than passing.
     """
 
-    def __init__(self, seed: int | None = None, name: str = "random"):
+    def __init__(self, seed: int | None = None, name: str = "random", endgame: bool = True):
         self.name = name
+        self.endgame = endgame
         self._rng = np.random.default_rng(seed)
 
     def reset(self, size: int, komi: float, rules: str) -> None:
@@ -54,6 +61,9 @@ class RandomPlayer:
         self._rng = np.random.default_rng(seed)
 
     def select_move(self, game: Game) -> int:
+        if self.endgame and game.rules != "nogo":
+            moves = np.flatnonzero(sensible_moves(game)[: game.pass_move])
+            return int(self._rng.choice(moves)) if moves.size else game.pass_move
         geo = game.geo
         order = self._rng.permutation(geo.points).astype(np.int32)
         move = first_fitting_move(

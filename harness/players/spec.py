@@ -15,7 +15,11 @@ mcts (Gumbel AlphaZero's search, at most N root moves sampled),
 before 2026-11-26; default 0: it never does), ``score_utility=W`` for mcts
 (a network with a score head: the search maximises the win value blended
 with the margin, ``harness.search.utility``),
-``encoder=NAME`` for policy and mcts (when the run does not say).
+``encoder=NAME`` for policy and mcts (when the run does not say),
+``endgame=0`` for policy and random (pick among every legal move, as before
+2026-11-29; default 1: never an own eye, a self-atari in own territory or a
+string of two handed over, and pass when nothing else is left:
+:mod:`harness.game.endgame`).
 
 The text is parsed once, by :func:`parse_player`, into a :class:`PlayerSpec`;
 from then on the spec travels as a value (to worker processes, into game
@@ -47,9 +51,9 @@ DEFAULT_ROOT = "puct"
 DEFAULT_GUMBEL_K = 16
 _OPTION = re.compile(r",([a-z_]+)=([^,]*)$")
 _OPTIONS = {  # the options each kind takes besides seed (gtp takes none: commas are its own)
-    "random": (),
+    "random": ("endgame",),
     "uct": ("resign",),
-    "policy": ("encoder",),
+    "policy": ("encoder", "endgame"),
     "mcts": ("randomize", "encoder", "root", "gumbel_k", "fill_eyes", "score_utility"),
     "gnugo": (),
 }
@@ -77,6 +81,7 @@ class PlayerSpec:
     fill_eyes: bool = False  # mcts: True lets the search play into its own eyes
     score_utility: float = 0.0  # mcts: the score term's weight in what the search maximises
     encoder: str | None = None  # policy, mcts: when the model does not say
+    endgame: bool = True  # policy, random: keep to sensible moves (harness.game.endgame)
 
     @property
     def label(self) -> str:
@@ -101,6 +106,7 @@ class PlayerSpec:
             "fill_eyes": "1" if self.fill_eyes else None,
             "score_utility": _short(self.score_utility) if self.score_utility else None,
             "encoder": self.encoder,
+            "endgame": None if self.endgame else "0",
             "resign": None if self.resign is None else _short(self.resign),
             "seed": None if self.seed is None else str(self.seed),
         }
@@ -128,7 +134,7 @@ class PlayerSpec:
         if self.kind == "random":
             from harness.players.random_player import RandomPlayer
 
-            return RandomPlayer(seed=seed, name=name)
+            return RandomPlayer(seed=seed, name=name, endgame=self.endgame)
         if self.kind == "uct":
             from harness.players.uct import UCTPlayer
 
@@ -138,7 +144,7 @@ class PlayerSpec:
 
             return self._network(lambda: PolicyPlayer(
                 self.model, temperature=self.temperature, encoder=self.encoder, seed=seed,
-                name=name))
+                name=name, endgame=self.endgame))
         if self.kind == "mcts":
             from harness.players.mcts import MCTSPlayer
 
@@ -194,10 +200,12 @@ def parse_player(text: str) -> PlayerSpec:
     if unknown:
         raise _fail(text, f"unknown option {unknown[0]!r}")
     seed = _integer(text, options["seed"], "option seed") if "seed" in options else None
+    endgame = "endgame" not in options or bool(_integer(text, options["endgame"],
+                                                        "option endgame"))
     if kind == "random":
         if rest.strip():
             raise _fail(text, "random takes no argument")
-        return PlayerSpec("random", seed=seed)
+        return PlayerSpec("random", seed=seed, endgame=endgame)
     if kind == "uct":
         resign = _number(text, options["resign"], "option resign") if "resign" in options else None
         return PlayerSpec("uct", playouts=_positive(text, rest or DEFAULT_PLAYOUTS["uct"],
@@ -209,7 +217,7 @@ def parse_player(text: str) -> PlayerSpec:
     if kind == "policy":
         temperature = 0.0 if after_at is None else _temperature(text, after_at)
         return PlayerSpec("policy", model=model, temperature=temperature, encoder=encoder,
-                          seed=seed)
+                          seed=seed, endgame=endgame)
     from harness.search.config import ROOT_RULES, EvaluatorConfig
 
     root = options.get("root", DEFAULT_ROOT)
