@@ -10,6 +10,7 @@ must be fed ``nogo`` planes by every reader, wherever the file is.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import re
@@ -210,9 +211,11 @@ def test_a_supervised_run_records_its_encoder_and_rules_in_every_checkpoint(two_
         plan.train.close()
     rules = read_dataset_meta(two_games).rules
     for name in ("epoch-001.keras", "best.keras"):
-        assert read_model_info(tmp_path / "r" / name) == ModelInfo(
+        info = read_model_info(tmp_path / "r" / name)
+        assert dataclasses.replace(info, compute=None) == ModelInfo(
             encoder="nogo", board_size=9, heads=("policy", "value"), value="tanh",
             rules=rules, architecture="a0.2.16"), name
+        assert info.compute.samples == 8, name  # and what it cost (test_compute_counted.py)
 
 
 def test_an_rl_run_records_its_encoder_in_its_checkpoints_and_writes_no_fake_config(tmp_path):

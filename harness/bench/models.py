@@ -21,12 +21,11 @@ import time
 from harness.cpu import PRECISIONS
 from harness.devices import device, resolve_precision
 from harness.files import format_table, save_table
+from harness.nets.compute import TRAIN_FLOPS_FACTOR
 
 HELP = "forward positions/s by batch size and training samples/s (Cazenave tables I-II)"
 HEADER = ("model", "board", "params", "MFLOPs", "pass", "batch", "positions/s", "batches/s",
           "GFLOP/s", "of peak", "precision")
-# A training step's FLOPs per sample, in forward passes' FLOPs.
-TRAIN_FLOPS_FACTOR = 3
 MATMUL_SIZE = 2048
 GPU_MATMUL_SIZE = 8192  # a 2048 product is over before a GPU's clocks rise
 DEFAULT_BATCHES = (1, 8, 32, 128, 512)

@@ -12,12 +12,15 @@ from harness.nets.names import ModelSpec, parse_model_name
 from harness.nets.registry import model_names
 
 if TYPE_CHECKING:
+    from harness.nets.compute import Compute
     from harness.nets.factories import build_model
     from harness.nets.info import ModelFileError, ModelInfo, read_model_info
     from harness.nets.saving import load_model, model_info, save_model
-    from harness.nets.summary import model_summary, value_loss_of
+    from harness.nets.summary import flops_per_position, model_summary, value_loss_of
 
 _LAZY = {
+    "Compute": "harness.nets.compute",
+    "flops_per_position": "harness.nets.summary",
     "build_model": "harness.nets.factories",
     "load_model": "harness.nets.saving",
     "save_model": "harness.nets.saving",
@@ -30,10 +33,12 @@ _LAZY = {
 }
 
 __all__ = [
+    "Compute",
     "ModelFileError",
     "ModelInfo",
     "ModelSpec",
     "build_model",
+    "flops_per_position",
     "load_model",
     "model_info",
     "model_names",

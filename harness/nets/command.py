@@ -1,4 +1,6 @@
-"""``harness models``: the zoo as a table (parameters, FLOPs, heads, source)."""
+"""``harness models``: the zoo as a table (parameters, FLOPs, heads, source), and
+what a ``.keras`` file records about itself (its model info, the compute of the
+run that trained it included)."""
 
 from __future__ import annotations
 
@@ -6,13 +8,15 @@ import argparse
 
 from harness.files import format_table, save_table
 
-HELP = "list the model zoo: parameters, FLOPs per position, heads, paper section"
+HELP = ("list the model zoo: parameters, FLOPs per position, heads, paper section; "
+        "or show what .keras files record (encoder, board, heads, training compute)")
 HEADER = ("name", "canonical", "family", "params", "MFLOPs/position", "heads", "value", "source")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("names", nargs="*", metavar="NAME",
-                        help="model names (default: every preset); see docs/models.md")
+                        help="model names (default: every preset; see docs/models.md), or "
+                        ".keras files, whose recorded model info is shown")
     parser.add_argument("--board-size", type=int, default=19)
     parser.add_argument("--planes", type=int, default=21, help="input planes (encoder width)")
     parser.add_argument("--save", metavar="STEM", default=None,
@@ -37,11 +41,37 @@ def zoo_rows(names: list[str], board_size: int, planes: int) -> list[tuple]:
     return rows
 
 
+def describe_file(path: str) -> list[str]:
+    """What the ``.keras`` file at ``path`` records, in lines for people; read
+    without TensorFlow. Raises ModelFileError for a file that is not a model."""
+    from harness.nets.info import read_model_info
+
+    info = read_model_info(path)
+    if info is None:
+        return [f"{path}: no model info inside (written by an older harness)"]
+    lines = [f"{path}: {info.architecture or 'unnamed network'}, encoder {info.encoder}, "
+             f"{info.board_size}x{info.board_size} {info.rules or '(rules not recorded)'}, "
+             f"heads {'+'.join(info.heads)}, value {info.value}"]
+    if info.compute is not None:
+        lines.append(f"  compute: {info.compute.describe()}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     from harness.nets import model_names
+    from harness.nets.info import ModelFileError
     from harness.nets.plugins import model_spec
 
-    names = args.names or model_names()
+    files = [n for n in args.names if n.endswith(".keras")]
+    try:
+        for path in files:
+            print("\n".join(describe_file(path)))
+    except ModelFileError as error:
+        print(f"harness models: {error}")
+        return 2
+    if files and len(files) == len(args.names):
+        return 0
+    names = [n for n in args.names if n not in files] or model_names()
     try:
         for name in names:
             model_spec(name)

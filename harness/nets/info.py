@@ -1,4 +1,5 @@
-"""What a ``.keras`` file says about itself: encoder, board, rules, heads, value convention.
+"""What a ``.keras`` file says about itself: encoder, board, rules, heads, value convention,
+and the compute of the run that trained it (:mod:`harness.nets.compute`).
 
 Two encoders share an input width (``cazenave21`` and ``nogo`` both have 21
 planes), so the file's shape cannot tell which planes it was trained on; a
@@ -20,10 +21,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.nets.compute import Compute
+
 MEMBER = "harness-model-info.json"
 FORMAT = "harness.model-info"
 VERSION = 1
-MAX_INFO_BYTES = 64 << 10  # a record is ~300 bytes; anything larger is not ours
+MAX_INFO_BYTES = 64 << 10  # a record is ~300-600 bytes; anything larger is not ours
 # What the ``value`` output means, both from the side to move's view (see
 # ``harness.nets.heads``): "tanh" the expected outcome in [-1, 1], "sigmoid"
 # the probability of winning in [0, 1].
@@ -51,6 +54,9 @@ class ModelInfo:
     # The zoo name (e.g. "a0.2.16"), or the plugin reference that built the
     # network ("my_nets:tiny_transformer"; harness.nets.plugins), or "".
     architecture: str = ""
+    # The run's cumulative compute when this checkpoint was saved; None for a
+    # network no run trained (a bare zoo model) or a file from before it was kept.
+    compute: Compute | None = None
 
     def __post_init__(self) -> None:
         if not self.encoder:
@@ -64,10 +70,13 @@ class ModelInfo:
             raise ValueError(f"model info: heads {self.heads} have no 'value' head")
 
     def to_json(self) -> str:
-        return json.dumps({"format": FORMAT, "version": VERSION, "encoder": self.encoder,
-                           "board_size": self.board_size, "rules": self.rules,
-                           "heads": list(self.heads), "value": self.value,
-                           "architecture": self.architecture}, indent=2) + "\n"
+        values = {"format": FORMAT, "version": VERSION, "encoder": self.encoder,
+                  "board_size": self.board_size, "rules": self.rules,
+                  "heads": list(self.heads), "value": self.value,
+                  "architecture": self.architecture}
+        if self.compute is not None:  # an optional key: older readers ignore it
+            values["compute"] = self.compute.to_dict()
+        return json.dumps(values, indent=2) + "\n"
 
     @classmethod
     def from_json(cls, text: str | bytes) -> ModelInfo:
@@ -89,7 +98,8 @@ class ModelInfo:
                    board_size=_typed(values, "board_size", int),
                    heads=tuple(heads), value=_typed(values, "value", str),
                    rules=_typed(values, "rules", str, ""),
-                   architecture=_typed(values, "architecture", str, ""))
+                   architecture=_typed(values, "architecture", str, ""),
+                   compute=_compute(values.get("compute")))
 
 
 def _typed(values: dict[str, Any], key: str, kind: type, default: Any = None) -> Any:
@@ -97,6 +107,15 @@ def _typed(values: dict[str, Any], key: str, kind: type, default: Any = None) ->
     if not isinstance(value, kind) or isinstance(value, bool):
         raise ValueError(f"model info: {key} must be a {kind.__name__}, got {value!r}")
     return value
+
+
+def _compute(values: Any) -> Compute | None:
+    if values is None:
+        return None
+    try:
+        return Compute.from_dict(values)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"model info: {error}") from None
 
 
 def read_model_info(path: str | os.PathLike) -> ModelInfo | None:

@@ -96,6 +96,7 @@ class Learner:
         self.value_loss = model_value_loss(model)
         self.heads = model_heads(model)
         self.checkpoint: Path | None = None  # the file holding the current (raw) weights
+        self.samples = 0  # samples the latest train() trained on (its compute)
         self._anchor = None
         # [train] ema_decay: the moving average of model.weights (get_weights
         # order), from ``average`` (a resumed run's) or the weights now.
@@ -160,6 +161,7 @@ class Learner:
         from harness.features import get_encoder
 
         t = self.config.train
+        self.samples = 0
         sampler = Sampler(window, get_encoder(self.config.encoder), self.config.board_size,
                           value_mix=t.value_mix, heads=self.heads, augment=t.augment,
                           score_scale=score_scale(self.model))
@@ -193,6 +195,7 @@ class Learner:
                             np.asarray(predict_batch(anchor, x)["policy"]), beta)
                     logs = self.model.train_on_batch(x, targets, sample_weight=weights,
                                                      return_dict=True)
+                    self.samples += len(x)
                     self._average_step()
                     for key, value in logs.items():
                         sums[key] = sums.get(key, 0.0) + float(value)

@@ -11,7 +11,7 @@ Layout of ``RUN/`` (every file written atomically)::
                                  training continues from (models/ then holds their average)
     buffer/gen-NNNN.h5           generation N's games (see ``harness.rl.buffer``)
     games/gen-NNNN/*.sgf         every self-play game
-    stats/gen-NNNN.json, stats.csv   per-generation figures
+    stats/gen-NNNN.json, stats.csv   per-generation figures, the run's cumulative compute too
 
 A generation moves through three phases, each ending with a write of
 ``state.json``: ``selfplay`` (games committed one by one, then merged),
@@ -20,6 +20,11 @@ curriculum, stats, then the commit that starts the next generation). A kill
 at any point resumes at the last commit: finished games are kept, committed
 training is never repeated, and a phase that was cut short is redone with
 the same random streams.
+
+The run's compute (:class:`harness.nets.compute.Compute`: training FLOPs,
+self-play FLOPs, wall and CPU seconds) accumulates in ``state.json`` with each
+phase's commit, so a resumed run continues its totals; every checkpoint
+carries the totals at the moment it was saved, in its model info.
 """
 
 from __future__ import annotations
@@ -47,12 +52,15 @@ from harness.train.sources import derive_seed
 MAIN, LARGE = "main", "large"
 STATS_COLUMNS = (
     "generation", "games", "games_total", "positions", "positions_total", "mean_length",
-    "games_per_hour", "evals_per_s", "selfplay_s", "train_s", "wall_time_s", "window",
+    "games_per_hour", "evals_per_s", "selfplay_s", "train_s", "wall_time_s", "cpu_time_s",
+    "window",
     "resigned", "resign_checks", "resign_false_positives", "resign_false_positive_rate",
     "loss", "policy_loss", "value_loss", "ownership_loss", "score_loss",
     "large_loss", "large_policy_loss", "large_value_loss",
     "gate_games", "gate_win_rate", "promoted", "active", "best",
     "heldout_kl_start", "heldout_top1", "heldout_value_mse", "anchor_beta",
+    "evaluations", "evaluations_total", "train_samples", "train_samples_total",
+    "selfplay_flops", "train_flops", "device",
 )
 
 
@@ -79,6 +87,15 @@ class GenerationState:
     games_total: int = 0
     positions_total: int = 0
     wall_time_s: float = 0.0
+    # The run's compute so far (harness.nets.compute), over every session:
+    # process CPU seconds beside wall_time_s, the self-play positions sent to
+    # the network and their FLOPs, the samples trained on and their FLOPs
+    # (each network's own forward FLOPs per position).
+    cpu_time_s: float = 0.0
+    evaluations_total: int = 0
+    selfplay_flops: int = 0
+    train_samples_total: int = 0
+    train_flops: int = 0
     switched_at: int = 0
     nets: dict[str, NetState] = field(default_factory=dict)
     last_train: dict[str, dict] = field(default_factory=dict)
@@ -103,6 +120,8 @@ class RLRun:
         self._actors = None  # Ray self-play workers (backend "ray"), kept across generations
         self._held_out = None  # [monitor] positions and generation 0's policy on them
         self._played: RLConfig | None = None  # the config as self-play runs it on this device
+        self._device = ""  # what this session computes on (Device.describe)
+        self._flops: dict[str, int] = {}  # forward FLOPs per position, by model name
 
     # --- files ------------------------------------------------------------
     @property
@@ -135,11 +154,11 @@ class RLRun:
         main = Learner.fresh(MAIN, config, config.model, config.init)
         name = main.model.name if config.init else config.model  # a checkpoint names itself
         state.nets[MAIN] = NetState(name, "")
-        self._save_learner(main, state.nets[MAIN], 0)
+        self._save_learner(main, state.nets[MAIN], 0, self.compute(state))
         if config.curriculum.enabled:
             large = Learner.fresh(LARGE, config, config.curriculum.model)
             state.nets[LARGE] = NetState(config.curriculum.model, "")
-            self._save_learner(large, state.nets[LARGE], 0)
+            self._save_learner(large, state.nets[LARGE], 0, self.compute(state))
         self.learners = {MAIN: main, **({LARGE: large} if config.curriculum.enabled else {})}
         state.best = state.nets[MAIN].checkpoint
         self.write_state(state)
@@ -151,13 +170,44 @@ class RLRun:
     def _rel(self, path: Path) -> str:
         return str(path.relative_to(self.path))
 
-    def _save_learner(self, learner: Learner, net: NetState, generation: int) -> None:
-        """Write the learner's generation and point ``net`` at it."""
+    def _save_learner(self, learner: Learner, net: NetState, generation: int,
+                      compute) -> None:
+        """Write the learner's generation, with the run's ``compute`` in its
+        model info, and point ``net`` at it."""
+        learner.model.model_info = dataclasses.replace(learner.model.model_info, compute=compute)
         path = self.model_path(learner.name, generation)
         raw = path.parent / "raw" / path.name if learner.average is not None else None
         learner.save(path, raw)
         net.checkpoint = self._rel(path)
         net.trainer = self._rel(raw) if raw is not None else ""
+
+    # --- compute -------------------------------------------------------------
+    def device(self) -> str:
+        """What this session computes on, in one line."""
+        if not self._device:
+            from harness.devices import device
+
+            self._device = device().describe()
+        return self._device
+
+    def forward_flops(self, state: GenerationState, lineage: str) -> int:
+        """FLOPs of one position through ``lineage``'s network (once per run and process)."""
+        name = state.nets[lineage].model
+        if name not in self._flops:
+            from harness.nets.summary import flops_per_position
+
+            self._flops[name] = flops_per_position(self._learner(state, lineage).model)
+        return self._flops[name]
+
+    def compute(self, state: GenerationState, wall_s: float = 0.0, cpu_s: float = 0.0):
+        """The run's cumulative compute: the committed totals plus ``wall_s``
+        and ``cpu_s`` of the phase under way."""
+        from harness.nets.compute import Compute
+
+        return Compute(train_flops=state.train_flops, selfplay_flops=state.selfplay_flops,
+                       wall_s=state.wall_time_s + wall_s, cpu_s=state.cpu_time_s + cpu_s,
+                       device=self.device(), samples=state.train_samples_total,
+                       evaluations=state.evaluations_total)
 
     # --- the loop -------------------------------------------------------------
     def run(self, *, resume: bool = False, generations: int | None = None) -> GenerationState:
@@ -253,7 +303,9 @@ class RLRun:
         return evaluator
 
     def _selfplay(self, state: GenerationState, g: int) -> None:
-        t0 = time.perf_counter()
+        from harness.nets.compute import selfplay_flops
+
+        t0, cpu0 = time.perf_counter(), time.process_time()
         if not self.buffer.chunk_path(g).exists():
             player = Path(state.best).stem
             if self.config.backend == "ray":
@@ -277,6 +329,12 @@ class RLRun:
         state.positions_total += stats["positions"]
         state.wall_time_s += stats["selfplay_s"] if stats["selfplay_s"] else (
             time.perf_counter() - t0)
+        state.cpu_time_s += stats["selfplay_cpu_s"] if stats["selfplay_s"] else (
+            time.process_time() - cpu0)
+        # The network that played: the best checkpoint, of the active lineage.
+        state.evaluations_total += stats["evaluations"]
+        state.selfplay_flops += selfplay_flops(self.forward_flops(state, state.active),
+                                               stats["evaluations"])
         state.last_selfplay = stats
         state.phase = "train"
         self.write_state(state)
@@ -291,8 +349,11 @@ class RLRun:
         return [MAIN, LARGE] if LARGE in state.nets else [MAIN]
 
     def _train(self, state: GenerationState, g: int) -> None:
-        t0 = time.perf_counter()
+        from harness.nets.compute import train_flops
+
+        t0, cpu0 = time.perf_counter(), time.process_time()
         results: dict[str, dict] = {}
+        samples = 0
         learners = [self._learner(state, name) for name in self._trained_lineages(state)]
         # One window with every column either network needs: read once, shared.
         columns = tuple(dict.fromkeys(c for learner in learners for c in learner.columns()))
@@ -300,7 +361,11 @@ class RLRun:
         for learner in learners:
             name = learner.name
             logs = learner.train(window, self.config.train.steps, g)
-            self._save_learner(learner, state.nets[name], g)
+            samples += learner.samples
+            state.train_samples_total += learner.samples
+            state.train_flops += train_flops(self.forward_flops(state, name), learner.samples)
+            self._save_learner(learner, state.nets[name], g, self.compute(
+                state, time.perf_counter() - t0, time.process_time() - cpu0))
             results[name] = logs
             if "policy_loss" in logs:
                 state.nets[name].policy_losses.append(float(logs["policy_loss"]))
@@ -309,12 +374,14 @@ class RLRun:
                      f"({len(window.target_rows())} samples): {summary}")
         state.last_train = results
         state.wall_time_s += time.perf_counter() - t0
+        state.cpu_time_s += time.process_time() - cpu0
         state.last_selfplay["train_s"] = time.perf_counter() - t0
+        state.last_selfplay["train_samples"] = samples
         state.phase = "evaluate"
         self.write_state(state)
 
     def _evaluate(self, state: GenerationState, g: int) -> None:
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         config = self.config
         active = state.active
         candidate = state.nets[active].checkpoint
@@ -344,6 +411,7 @@ class RLRun:
             self.log(f"generation {g}: the small network stalled; "
                      f"{state.nets[LARGE].model} plays from now on")
         state.wall_time_s += time.perf_counter() - t0
+        state.cpu_time_s += time.process_time() - cpu0
         row = {**self._stats_row(state, g, gate, promoted), **self._monitor(state)}
         atomic_json(self.path / "stats" / f"gen-{g:04d}.json", row, sort_keys=True)
         self._write_stats_csv(g)
@@ -407,8 +475,11 @@ class RLRun:
         row = {
             "generation": g, **s, "games_total": state.games_total,
             "positions_total": state.positions_total, "wall_time_s": state.wall_time_s,
-            "window": state.window, **gate, "promoted": promoted, "active": state.active,
-            "best": state.best,
+            "cpu_time_s": state.cpu_time_s, "evaluations_total": state.evaluations_total,
+            "train_samples_total": state.train_samples_total,
+            "selfplay_flops": state.selfplay_flops, "train_flops": state.train_flops,
+            "device": self.device(), "window": state.window, **gate, "promoted": promoted,
+            "active": state.active, "best": state.best,
         }
         for name, logs in state.last_train.items():
             prefix = "" if name == MAIN else f"{name}_"

@@ -4,8 +4,9 @@ Games are played by :func:`harness.search.game_driver.play_games` (every search
 slot always busy); each finished game is written at once as an SGF and as
 its own buffer part, so a run killed mid-generation keeps every finished
 game and, when resumed, plays only the games still missing. Timing counters
-are saved (``stats/gen-NNNN.selfplay.json``) after each game so that games/hour and
-evaluations/s of a resumed generation cover all its sessions.
+are saved (``stats/gen-NNNN.selfplay.json``) after each game so that games/hour,
+evaluations/s and the generation's compute (network evaluations, wall and CPU
+seconds) of a resumed generation cover all its sessions.
 """
 
 from __future__ import annotations
@@ -134,7 +135,7 @@ def play_generation(
     """
     done = buffer.games_committed(generation)
     progress = read_json(progress_path(run_dir, generation),
-                         {"seconds": 0.0, "evaluations": 0, "games": 0})
+                         {"seconds": 0.0, "cpu_seconds": 0.0, "evaluations": 0, "games": 0})
     progress["games"] = done
     remaining = config.selfplay.games - done
     if remaining <= 0:
@@ -143,7 +144,8 @@ def play_generation(
         log(f"generation {generation}: {done} games on disk, playing the other {remaining}")
     units = selfplay_units(config, generation, done)
     base_seconds, base_evals = float(progress["seconds"]), int(progress["evaluations"])
-    t0 = time.perf_counter()
+    base_cpu = float(progress.get("cpu_seconds", 0.0))  # not kept before compute was counted
+    t0, cpu0 = time.perf_counter(), time.process_time()
 
     def commit(number: int, record: SelfPlayGame, evaluations: int) -> None:
         game = record.game
@@ -152,6 +154,7 @@ def play_generation(
                         resigned=game.resigned, truncated=record.truncated)
         buffer.add_game(generation, number, game_rows(record), meta)
         progress.update(seconds=base_seconds + time.perf_counter() - t0,
+                        cpu_seconds=base_cpu + time.process_time() - cpu0,
                         evaluations=base_evals + evaluations, games=number + 1)
         atomic_json(progress_path(run_dir, generation), progress, sort_keys=True)
 
@@ -218,6 +221,8 @@ def generation_stats(buffer: ReplayBuffer, generation: int, progress: dict) -> d
         "resign_false_positive_rate": (float(false_positive.sum() / wanted.sum())
                                        if wanted.any() else float("nan")),
         "selfplay_s": seconds,
+        "selfplay_cpu_s": float(progress.get("cpu_seconds", 0.0)),
+        "evaluations": evaluations,
         "games_per_hour": 3600.0 * n / seconds if seconds > 0 else float("nan"),
         "evals_per_s": evaluations / seconds if seconds > 0 else float("nan"),
     }

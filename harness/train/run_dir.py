@@ -23,7 +23,7 @@ from harness.train.config import ConfigError, TrainConfig
 
 METRICS_COLUMNS = (
     "epoch", "step", "lr", "samples", "samples_per_s", "epoch_time_s", "wall_time_s",
-    "cpu_time_s", "samples_seen", "first_step_s",
+    "cpu_time_s", "samples_seen", "first_step_s", "forward_flops", "train_flops", "device",
     "train_loss", "train_policy_loss", "train_value_loss",
     "val_loss", "val_policy_loss", "val_value_loss",
     "val_policy_top1", "val_policy_top1_low", "val_policy_top1_high",

@@ -8,6 +8,7 @@ would, and Ctrl-C must finish the current step, checkpoint and stop.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import signal
 import sys
@@ -214,18 +215,19 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
 
     rows = run.read_metrics(upto_epoch=state.epochs_done)
     writer = _tensorboard(run, config)
+    meter = _Meter.of(model)
     with _StopFlag() as stop:
         for epoch in range(state.epochs_done + 1, config.epochs + 1):
             if pace.run_over(state):
                 break
             outcome = _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
-                                   writer)
+                                   writer, meter)
             if isinstance(outcome, str):
                 log(outcome)
                 return TrainResult(EXIT_INTERRUPTED, state.epochs_done,
                                    optimizer_step(model), run.path, outcome)
             row = _finish_epoch(plan, model, run, state, epoch, outcome, value_loss, progress,
-                                writer)
+                                writer, meter)
             rows.append(row)
             run.write_metrics(rows)
             run.write_state(state)
@@ -242,6 +244,37 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
     return TrainResult(0, state.epochs_done, state.step, run.path)
 
 
+@dataclass(frozen=True)
+class _Meter:
+    """What turns a run's counters into its compute: the network's forward
+    FLOPs per position and the device, found once per session."""
+
+    forward_flops: int
+    device: str
+
+    @classmethod
+    def of(cls, model) -> _Meter:
+        from harness.nets.summary import flops_per_position
+
+        return cls(flops_per_position(model), device().describe())
+
+    def compute(self, state: RunState):
+        """The run's cumulative compute: training samples, FLOPs and clock so far."""
+        from harness.nets.compute import Compute, train_flops
+
+        return Compute(train_flops=train_flops(self.forward_flops, state.samples_seen),
+                       wall_s=state.wall_time_s, cpu_s=state.cpu_time_s, device=self.device,
+                       samples=state.samples_seen)
+
+    def save(self, run: RunDir, model, path: Path, state: RunState) -> None:
+        """Save ``model`` as ``path`` with the run's compute in its model info
+        (a model without a record is saved bare, as before)."""
+        info = getattr(model, "model_info", None)
+        if info is not None:
+            model.model_info = dataclasses.replace(info, compute=self.compute(state))
+        run.save_model(model, path)
+
+
 @dataclass
 class _EpochStats:
     logs: dict
@@ -251,7 +284,7 @@ class _EpochStats:
 
 
 def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
-                 writer) -> _EpochStats | str:
+                 writer, meter: _Meter) -> _EpochStats | str:
     """Train one epoch: its statistics, or a message if interrupted (state checkpointed)."""
     config = plan.config
     start = int(state.partial.get("batches", 0)) if state.partial.get("epoch") == epoch else 0
@@ -292,7 +325,7 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
         if stop.requested and (steps is None or b + 1 < steps):
             bar.close()
             path = run.interrupted_checkpoint
-            run.save_model(model, path)
+            meter.save(run, model, path, state)
             state.partial = {"epoch": epoch, "batches": b + 1, "step": step,
                              "checkpoint": path.name}
             run.write_state(state)
@@ -325,7 +358,7 @@ class _BudgetClock:
 
 
 def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss, progress,
-                  writer) -> dict:
+                  writer, meter: _Meter) -> dict:
     """Validate, checkpoint and update the state; the epoch's metrics row."""
     config = plan.config
     logs, samples, elapsed = stats.logs, stats.samples, stats.elapsed
@@ -336,6 +369,8 @@ def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss
         "epoch_time_s": elapsed, "wall_time_s": state.wall_time_s,
         "cpu_time_s": state.cpu_time_s, "samples_seen": state.samples_seen,
         "first_step_s": state.first_step_s,
+        "forward_flops": meter.forward_flops,
+        "train_flops": meter.compute(state).train_flops, "device": meter.device,
     }
     for key in ("loss", "policy_loss", "value_loss"):
         if key in logs:
@@ -349,7 +384,7 @@ def _finish_epoch(plan, model, run, state, epoch, stats: _EpochStats, value_loss
                              max_samples=config.val_samples, progress=progress)
         row.update({f"val_{k}": v for k, v in val.items() if k != "samples"})
     checkpoint = run.epoch_checkpoint(epoch)
-    run.save_model(model, checkpoint)
+    meter.save(run, model, checkpoint, state)
     val_loss = row.get("val_loss", row.get("train_loss"))
     if val_loss is not None and (state.best_val_loss is None or val_loss < state.best_val_loss):
         state.best_val_loss, state.best_epoch = float(val_loss), epoch
