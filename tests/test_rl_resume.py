@@ -112,6 +112,13 @@ def test_killed_during_selfplay_resumes_without_losing_or_repeating_games(tmp_pa
         assert tuple(p for _, p in record.moves) == moves
     stats = read_json(run / "stats" / "gen-0002.json")
     assert stats["games"] == GAMES and stats["games_total"] == 2 * GAMES
+    # The run's compute goes on over the kill: generation 1's from the first
+    # session, generation 2's evaluations from both sessions' games.
+    evaluations = [read_json(run / "stats" / f"gen-{g:04d}.selfplay.json")["evaluations"]
+                   for g in (1, 2)]
+    assert stats["evaluations_total"] == sum(evaluations)
+    assert stats["train_samples_total"] == 2 * 3 * 16  # two generations of 3 steps of 16
+    assert stats["cpu_time_s"] > state["cpu_time_s"] > 0
     final = read_json(run / "state.json")
     assert final["generation"] == 3 and final["best"] == "models/gen-0002.keras"
     assert np.isfinite(final["nets"]["main"]["policy_losses"]).all()
