@@ -194,6 +194,15 @@ def test_each_family_gets_its_fit_and_its_targets_in_a_sentence():
                        "the plateau its frontier approaches.")
 
 
+def test_a_frontier_that_bends_into_its_plateau_is_described_as_a_sigmoid():
+    values = 10 + 40 / (1 + np.exp(-1.5 * (DECADES - 11)))
+    text = findings(run("a", "a.1", DECADES, values, 0.2))
+    assert text[1].startswith("`a`, Elo: the frontier follows a sigmoid in log10 compute that "
+                              "rises at most 15 [")
+    assert "(at 1.0e11 [" in text[1]
+    assert "toward a plateau of 50 [" in text[1]
+
+
 def test_a_frontier_too_short_to_fit_says_so():
     text = findings(run("a", "a.1", [8, 9], [1.0, 2.0], 0.1))
     assert text[1] == ("`a`, Elo: too few measured computes to fit a frontier "

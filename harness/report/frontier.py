@@ -142,6 +142,8 @@ def _fit_sentence(f: FamilyFit) -> str:
     criterion = (f"AICc {fmt_number(f.aicc[fit.kind], 1)} against "
                  f"{fmt_number(f.aicc[other], 1) if math.isfinite(f.aicc[other]) else 'none'} "
                  f"for the {other.replace('_', '-')} fit; read at {f.computes} computes")
+    if f.fit.failed:
+        criterion += f"; {f.fit.failed} of the bootstrap's refits did not converge"
     if fit.kind == "change_point":
         turn = _power(iv["change_point_log10_flops"])
         if fit.change_point >= math.log10(f.until):

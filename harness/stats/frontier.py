@@ -185,7 +185,8 @@ def _ranges(flags: Sequence[bool], grid: Sequence[float]) -> tuple[tuple[float, 
 def compare_frontiers(a: Sequence[FrontierPoint], b: Sequence[FrontierPoint],
                       higher_is_better: bool = True, *, a_until: float | None = None,
                       b_until: float | None = None) -> FrontierComparison:
-    """Compare two frontiers (each one family's corners of one metric) at every compute.
+    """Compare two frontiers (each one family's corners of one metric, in increasing
+    compute as :func:`frontier` returns them) at every compute.
 
     Both step functions are constant between their corners, so comparing them
     at every corner inside the compute range both measured compares them
