@@ -183,16 +183,26 @@ class RunSettings(PluginSettings, DeviceSettings):
 
 
 @dataclass(frozen=True)
-class TrainConfig(TrainingSettings, RunSettings):
+class DataSplitSettings:
+    """The positions a supervised network learns from and is measured on: a
+    ``harness ingest`` file, its training and held-out splits and the input
+    encoder; shared by :class:`TrainConfig` and a compute-frontier study."""
+
+    data: str = setting("", "positions file made by harness ingest")
+    train_split: str = setting("train", "split to train on")
+    val_split: str = setting(
+        "val", "held-out split: validated after each epoch ('' for none); a frontier study "
+        "evaluates every savepoint on it")
+    encoder: str = setting("", "input encoder (default: the dataset's)")
+
+
+@dataclass(frozen=True)
+class TrainConfig(TrainingSettings, DataSplitSettings, RunSettings):
     """A supervised training run: a model, a dataset and where the run lives
     (its name defaults to the model's), trained as its
     :class:`TrainingSettings` say."""
 
     model: str = setting("", "model name from the zoo, e.g. a0.small")
-    data: str = setting("", "positions file made by harness ingest")
-    train_split: str = setting("train", "split to train on")
-    val_split: str = setting("val", "split to validate on each epoch ('' for none)")
-    encoder: str = setting("", "input encoder (default: the dataset's)")
     seed: int = setting(0, "random seed")
     tensorboard: bool = setting(True, "write TensorBoard logs")
 

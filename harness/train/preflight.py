@@ -158,16 +158,12 @@ def make_plan(config: TrainConfig, *, resume: bool):
         return model
 
     def build_model():
-        from harness.nets import build_model as zoo_build
-
         if config.init:
             from harness.train.checkpoints import load_checkpoint
 
             return described(load_checkpoint(config.init, compile=False))
         with dtype_policy(config.precision):
-            return described(zoo_build(config.model, board_size, encoder.planes,
-                                       heads=_heads(config), value_loss=config.value_loss,
-                                       seed=config.seed))
+            return described(fresh_network(config, board_size, encoder.planes))
 
     def load_model(path: Path):
         from harness.train.checkpoints import check_compatible, load_checkpoint
@@ -185,6 +181,25 @@ def make_plan(config: TrainConfig, *, resume: bool):
     val = (open_split(config.data, config.val_split, encoder.name)
            if config.val_split and meta.splits.get(config.val_split) else None)
     return TrainingPlan(config, train, val, build_model, load_model)
+
+
+def fresh_network(config: TrainConfig, board_size: int, planes: int):
+    """The untrained network a resolved config builds (zoo name or plugin)."""
+    from harness.nets import build_model
+
+    return build_model(config.model, board_size, planes, heads=_heads(config),
+                       value_loss=config.value_loss, seed=config.seed)
+
+
+def network_cost(config: TrainConfig) -> tuple[int, int]:
+    """Forward FLOPs per position and parameter count of the network a new run
+    of ``config`` would train, from a copy built and thrown away: what a
+    compute budget in FLOPs is converted with before any run starts."""
+    from harness.nets.summary import flops_per_position
+
+    resolved, meta = resolve_against_world(config)
+    model = fresh_network(resolved, meta.board_size, check_encoder(resolved.encoder).planes)
+    return flops_per_position(model), int(model.count_params())
 
 
 @contextlib.contextmanager
