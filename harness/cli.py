@@ -30,6 +30,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("train", "harness.train.command"),
     ("evaluate", "harness.train.evaluate_command"),
     ("compare", "harness.train.compare_command"),
+    ("frontier", "harness.frontier.command"),
     ("plot", "harness.report.plot_command"),
     ("rl", "harness.rl.command"),
     ("rl-report", "harness.rl.strength_command"),

@@ -19,7 +19,7 @@ PACKAGE = ROOT / "harness"
 CHAIN = (
     "stats", "files", "figures", "config_io", "console", "cpu", "devices", "devdata", "distributed",
     "game", "sgf", "features", "data", "nets", "train", "search", "players", "gtp",
-    "arena", "rl", "bench", "report", "suite", "api", "__init__", "cli", "__main__",
+    "arena", "rl", "bench", "report", "frontier", "suite", "api", "__init__", "cli", "__main__",
 )
 
 

@@ -38,6 +38,9 @@ DIFFERENT_SETTINGS = {
     "min_moves": "an ingest's filter and its worker's copy",
     "model": "a supervised run's network; a fresh self-play network; the curriculum's "
              "large network",
+    "models": "a suite's networks, each trained once to the study's budget (default "
+              "a0.small); a frontier study's families x sizes, each trained to every "
+              "savepoint (no default)",
     "no_result": "an ingest's choice and its worker's copy",
     "opening_moves": "random moves before a tournament game; before a generated game",
     "out": "where a tournament writes; where datagen writes",

@@ -1,0 +1,79 @@
+"""``harness frontier``'s work: train what is missing, score every savepoint, report.
+
+Layout of the study's folder ``DIR``: ``runs/RUN/`` (one ``harness train`` run
+per network and savepoint), ``evaluations/RUN.json`` (each savepoint's scores),
+``config.json`` (the study as read), ``points.csv`` (every network at every
+savepoint and metric, with the FLOPs asked for and those its checkpoint
+recorded) and what :func:`harness.report.frontier.write_frontier_report`
+writes: ``frontier.csv``, ``fits.csv``, ``frontier-<metric>.png`` and
+``report.md``. Each step skips what is done, so running the command again
+after a kill finishes the study, and running it on a finished one only
+redraws the report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.config_io import ConfigError
+from harness.files import atomic_json, atomic_write, csv_text
+from harness.frontier.config import FrontierConfig, savepoint_flops
+from harness.frontier.plan import flops_label, networks, plan_savepoints
+from harness.frontier.scores import Scored, score_checkpoint
+
+POINTS_COLUMNS = ("family", "model", "params", "forward_flops", "savepoint_flops", "samples",
+                  "run", "flops", "metric", "value", "low", "high", "games")
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    report: Path
+    findings: list[str]
+    scored: list[Scored]
+
+
+def run_frontier(config: FrontierConfig, out: str | Path, *, progress: bool = True,
+                 log: Callable[[str], None] = print) -> StudyResult:
+    """Train, score and report the study ``config`` in ``out``."""
+    from harness.report.frontier import write_frontier_report
+
+    out = Path(out)
+    runs_dir = out / "runs"
+    if config.savepoints != "per-budget":
+        raise ConfigError(f"savepoints = {config.savepoints!r} is not implemented yet; "
+                          "use 'per-budget'")
+    flops = savepoint_flops(config)
+    log(f"frontier: {len(config.models)} models x {len(flops)} savepoints from "
+        f"{flops_label(flops[0])} to {flops_label(flops[-1])} training FLOPs "
+        f"({config.savepoints}) in {out}")
+    nets = networks(config, runs_dir, log)
+    points = plan_savepoints(config, nets)  # every check before any training
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_json(out / "config.json", dataclasses.asdict(config))
+
+    from harness.frontier.runs import ensure_savepoint
+
+    scored = []
+    for i, point in enumerate(points, 1):
+        log(f"[{i}/{len(points)}] {point.network.model} at {flops_label(point.flops)} FLOPs")
+        checkpoint = ensure_savepoint(config, point, runs_dir, progress=progress, log=log)
+        scored.append(score_checkpoint(config, point, checkpoint, out / "evaluations",
+                                       progress=progress, log=log))
+    atomic_write(out / "points.csv", csv_text(POINTS_COLUMNS, _point_rows(scored, config)))
+    frontier_points = [p for s in scored for p in s.frontier_points(config.metrics)]
+    findings = write_frontier_report(frontier_points, out, seed=config.seed)
+    return StudyResult(out / "report.md", findings, scored)
+
+
+def _point_rows(scored: list[Scored], config: FrontierConfig) -> list[list[object]]:
+    rows = []
+    for s in scored:
+        p, n = s.point, s.point.network
+        for metric in config.metrics:
+            value, low, high = s.metrics[metric]
+            rows.append([n.family, n.model, n.params, n.forward_flops, p.flops, p.samples, p.run,
+                         s.train_flops, metric, value, low, high, s.games])
+    return rows
