@@ -157,7 +157,7 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 def _load_bundled(path: Path):
     """Each file with its stage's loader: rl-* are ``harness rl`` configs, sl-*
-    ``harness train`` ones, the others suites (read without checking that their
+    ``harness train`` ones, frontier-* ``harness frontier`` ones, the others suites (read without checking that their
     archives exist, which the suite does before it runs)."""
     from harness.rl.config import RLConfig
     from harness.suite.config import SuiteConfig
@@ -167,6 +167,10 @@ def _load_bundled(path: Path):
         return load_config(RLConfig, path)
     if path.name.startswith("sl-"):
         return load_config(TrainConfig, path, table="train")
+    if path.name.startswith("frontier-"):
+        from harness.frontier.config import FrontierConfig
+
+        return load_config(FrontierConfig, path, table="frontier")
     return from_mapping(SuiteConfig, {"name": path.stem, **read_toml(path)}, str(path))
 
 
