@@ -13,7 +13,7 @@ class HarnessSchedule(keras.optimizers.schedules.LearningRateSchedule):
     """Saved inside every checkpoint's optimizer, so resume needs no config."""
 
     def __init__(self, kind, initial, final=0.0, total_steps=1, step_every=1,
-                 step_factor=0.1, period=1, warmup=0):
+                 step_factor=0.1, period=1, warmup=0, cooldown=0):
         self.kind = kind
         self.initial = float(initial)
         self.final = float(final)
@@ -22,6 +22,7 @@ class HarnessSchedule(keras.optimizers.schedules.LearningRateSchedule):
         self.step_factor = float(step_factor)
         self.period = int(period)
         self.warmup = int(warmup)
+        self.cooldown = int(cooldown)
 
     def __call__(self, step):
         rate = self._scheduled(step)
@@ -38,6 +39,10 @@ class HarnessSchedule(keras.optimizers.schedules.LearningRateSchedule):
         if self.kind == "step":
             k = ops.floor(i / float(max(self.step_every, 1)))
             return self.initial * ops.power(ops.cast(self.step_factor, "float32"), k)
+        if self.kind == "wsd":
+            start = t - float(max(self.cooldown, 0))
+            into = ops.maximum(i - start, 0.0) / float(max(self.cooldown, 1))
+            return self.initial + (self.final - self.initial) * into
         envelope = self.final + 0.5 * (self.initial - self.final) * (1.0 + ops.cos(math.pi * i / t))
         if self.kind == "cosine":
             return envelope
@@ -49,4 +54,5 @@ class HarnessSchedule(keras.optimizers.schedules.LearningRateSchedule):
             "kind": self.kind, "initial": self.initial, "final": self.final,
             "total_steps": self.total_steps, "step_every": self.step_every,
             "step_factor": self.step_factor, "period": self.period, "warmup": self.warmup,
+            "cooldown": self.cooldown,
         }

@@ -60,12 +60,16 @@ class OptimizerSettings:
     nesterov: bool = setting(False, "Nesterov momentum")
     lr: float = setting(0.002, "initial learning rate")
     lr_final: float = setting(2e-4, "final learning rate (cosine, cyclical)")
-    lr_schedule: str = setting("constant", "constant, step, cosine or cyclical")
+    lr_schedule: str = setting("constant", "constant, step, cosine, cyclical or wsd (warm-up, "
+                               "stable, then a linear decay over lr_cooldown)")
     lr_step_epochs: float = setting(1.0, "step schedule: epochs between decays")
     lr_step_factor: float = setting(0.1, "step schedule: factor per decay")
     lr_cycle_epochs: float = setting(0.25, "cyclical schedule: period in epochs")
     lr_warmup: float = setting(
         0.0, "linear warm-up from 0 over this fraction of the run (or of the budget)")
+    lr_cooldown: float = setting(
+        0.2, "wsd schedule: the final fraction of the run (or of the budget) over which the "
+        "rate falls linearly to lr_final")
     weight_decay: float = setting(1e-4, "decoupled weight decay on kernels")
     loss_weights: dict[str, float] = setting(
         {}, "loss weight of a head, e.g. value=0.25 (repeatable; missing heads get the "
@@ -96,6 +100,7 @@ class OptimizerSettings:
             step_factor=self.lr_step_factor,
             period=max(1, round(self.lr_cycle_epochs * spe)),
             warmup=round(self.lr_warmup * spe * epochs),
+            cooldown=round(self.lr_cooldown * spe * epochs),
         )
 
 
@@ -241,6 +246,8 @@ def _optimizer_problems(c: OptimizerSettings):
             yield f"{name} must be positive, got {getattr(c, name)}"
     if not 0 <= c.lr_warmup < 1:
         yield f"lr_warmup must be a fraction in [0, 1), got {c.lr_warmup}"
+    if not 0 < c.lr_cooldown <= 1:
+        yield f"lr_cooldown must be a fraction in (0, 1], got {c.lr_cooldown}"
     for name in ("lr_final", "weight_decay"):
         if getattr(c, name) < 0:
             yield f"{name} must not be negative, got {getattr(c, name)}"

@@ -13,6 +13,12 @@ envelope as printed in the thesis, ``g0 + (g0 - gT)/2 (1 + cos(pi i/T))``,
 starts at ``2 g0 - gT`` and ends at ``g0``, which contradicts the text calling
 ``gT`` the target rate; we use ``gT + (g0 - gT)/2 (1 + cos(pi i/T))``, which
 starts at ``g0`` and ends at ``gT`` as the text describes.
+
+Warm-up, stable, decay (``wsd``; Hägele et al. 2024, "Scaling Laws and
+Compute-Optimal Training Beyond Fixed Training Durations"): the initial rate
+(after any warm-up) until the last ``cooldown`` steps, then a straight line to
+the final rate. Its stable part does not depend on the run's length, so one
+constant-rate run can be branched into cool-downs of several lengths.
 """
 
 from __future__ import annotations
@@ -20,7 +26,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-SCHEDULES = ("constant", "step", "cosine", "cyclical")
+SCHEDULES = ("constant", "step", "cosine", "cyclical", "wsd")
 
 
 @dataclass(frozen=True)
@@ -35,6 +41,7 @@ class ScheduleSpec:
     step_factor: float = 0.1  # "step": multiplier per interval
     period: int = 1  # "cyclical": oscillation period f
     warmup: int = 0  # steps of linear warm-up from 0 (multiplies any schedule)
+    cooldown: int = 0  # "wsd": the last steps, over which the rate falls linearly to final
 
     def __post_init__(self) -> None:
         if self.kind not in SCHEDULES:
@@ -60,6 +67,11 @@ def _scheduled(spec: ScheduleSpec, step: float) -> float:
         return spec.initial
     if spec.kind == "step":
         return spec.initial * spec.step_factor ** math.floor(i / max(spec.step_every, 1))
+    if spec.kind == "wsd":
+        start = t - spec.cooldown
+        if i <= start or spec.cooldown <= 0:
+            return spec.initial
+        return spec.initial + (spec.final - spec.initial) * (i - start) / spec.cooldown
     envelope = spec.final + 0.5 * (spec.initial - spec.final) * (1.0 + math.cos(math.pi * i / t))
     if spec.kind == "cosine":
         return envelope
