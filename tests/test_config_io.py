@@ -157,8 +157,9 @@ CONFIGS = Path(__file__).resolve().parents[1] / "configs"
 
 def _load_bundled(path: Path):
     """Each file with its stage's loader: rl-* are ``harness rl`` configs, sl-*
-    ``harness train`` ones, frontier-* ``harness frontier`` ones, the others suites (read without checking that their
-    archives exist, which the suite does before it runs)."""
+    ``harness train`` ones, frontier-* ``harness frontier`` ones, the others
+    suites (read without checking that their archives exist, which the suite
+    does before it runs)."""
     from harness.rl.config import RLConfig
     from harness.suite.config import SuiteConfig
     from harness.train.config import TrainConfig

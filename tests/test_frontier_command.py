@@ -113,11 +113,50 @@ def test_a_run_made_under_other_settings_is_refused(study):
         run_frontier(replace(config, lr=0.01), out, progress=False, log=lambda s: None)
 
 
+def test_cooldown_savepoints_branch_one_constant_rate_run(tmp_path, dataset_5x5):
+    """Hägele et al.'s savepoints: one constant-rate run cut at 1 - lr_cooldown
+    of each savepoint, and a branch from each cut (optimizer state and step
+    counter carried on) cooling the rate down to the savepoint's FLOPs."""
+    from harness.train.run_dir import RunDir
+
+    path = study_toml(tmp_path, dataset_5x5, models=["a0.tiny"], savepoints="cooldown",
+                      lr_schedule="wsd", lr_cooldown=0.25, lr_warmup=0.1, lr_final=0.0003)
+    out = tmp_path / "out"
+    lines: list[str] = []
+    run_frontier(load(path), out, progress=False, log=lines.append)
+    rows = read_csv(out / "points.csv")
+    assert len(rows) == 2 * 2
+    runs = out / "runs"
+    for row in rows:
+        run = RunDir(runs / row["run"])
+        state = run.read_state()
+        assert int(row["flops"]) == read_model_info(run.path / state.checkpoint).compute.train_flops
+        assert int(row["flops"]) == 3 * int(row["forward_flops"]) * int(row["samples"])
+        assert int(row["flops"]) == pytest.approx(float(row["savepoint_flops"]), rel=0.03)
+        stable = RunDir(runs / row["run"].replace("-cooldown", "-stable"))
+        before, after = stable.read_metrics(), run.read_metrics()
+        # the branch carries its stable run's history, then one cool-down epoch
+        assert after[:-1] == before and len(after) == len(before) + 1
+        assert {float(r["lr"]) for r in before} == {0.006}
+        assert 0.0003 < float(after[-1]["lr"]) < 0.006 / 2
+        assert state.samples_seen == int(row["samples"])
+    # the second stable run continues the first: one constant-rate run in all
+    first, second = (RunDir(runs / f"a0.tiny-{f}-stable").read_metrics()
+                     for f in ("5.00e08", "1.00e09"))
+    assert second[0] == first[0] and len(second) == 2
+    again: list[str] = []
+    run_frontier(load(path), out, progress=False, log=again.append)
+    assert sum("skipping" in line for line in again) == 4
+    assert not [line for line in again if "continuing" in line or "evaluating" in line]
+
+
 @pytest.mark.parametrize(("changes", "message"), [
     ({"models": ["a0.tiny", "nosuch.tiny"]}, "nosuch"),
     ({"min_flops": 1e9, "max_flops": 1e9}, "min_flops (1e+09) must be below max_flops (1e+09)"),
     ({"min_flops": 1e3}, "less than one batch of 16"),
-    ({"savepoints": "cooldown"}, "cooldown"),
+    ({"savepoints": "cooldown"}, "set lr_schedule = 'wsd'"),
+    ({"savepoints": "cooldown", "lr_schedule": "wsd", "lr_cooldown": 0.01},
+     "a cool-down needs a batch on either side"),
     ({"kind": "selfplay"}, "not implemented yet"),
     ({"budget": 100}, "budget is set per savepoint"),
 ])

@@ -36,7 +36,12 @@ class FrontierConfig(TrainingSettings, DataSplitSettings, PluginSettings, Device
     """Every model trained to every savepoint's training FLOPs and evaluated on
     the same held-out positions (``val_split``, at most ``val_samples`` of
     them). ``budget``, ``budget_unit``, ``epochs`` and ``seeds`` are the study's
-    to set, per savepoint, and must be left out."""
+    to set, per savepoint, and must be left out.
+
+    With ``savepoints = "cooldown"`` the schedule is ``wsd``: one run per model
+    at the constant rate, warmed up over ``lr_warmup`` of the smallest
+    savepoint, branched at ``1 - lr_cooldown`` of every savepoint into a
+    cool-down to ``lr_final`` that ends at the savepoint."""
 
     kind: str = setting("supervised", "what trains the networks: supervised",
                         choices=(*KINDS, *NOT_YET_KINDS))
@@ -56,8 +61,6 @@ class FrontierConfig(TrainingSettings, DataSplitSettings, PluginSettings, Device
         "per-budget", "per-budget (one run per savepoint, each with its whole rate schedule) "
         "or cooldown (one constant-rate run, a cool-down branch at each savepoint)",
         choices=SAVEPOINTS)
-    cooldown_fraction: float = setting(
-        0.2, "cooldown: the share of each savepoint's samples its branch decays the rate over")
     metrics: tuple[str, ...] = setting(
         ("policy_top1", "value_mse"), "the held-out metrics a frontier is drawn for",
         metavar="METRIC,...")
@@ -94,8 +97,11 @@ def _frontier_problems(c: FrontierConfig):
         yield f"min_flops ({c.min_flops:g}) must be below max_flops ({c.max_flops:g})"
     if c.savepoints not in SAVEPOINTS:
         yield f"unknown savepoints {c.savepoints!r} (choose from {', '.join(SAVEPOINTS)})"
-    if not 0 < c.cooldown_fraction < 1:
-        yield f"cooldown_fraction must be a fraction in (0, 1), got {c.cooldown_fraction}"
+    if c.savepoints == "cooldown" and c.lr_schedule != "wsd":
+        yield ("savepoints = 'cooldown' gives every savepoint a warm-up, stable, decay schedule: "
+               f"set lr_schedule = 'wsd' (not {c.lr_schedule!r}; lr_cooldown is the cool-down)")
+    if c.savepoints == "cooldown" and c.lr_cooldown >= 1:
+        yield "savepoints = 'cooldown': lr_cooldown must leave a stable phase to branch from (< 1)"
     for metric in c.metrics:
         if metric not in INTERVAL_METRICS:
             yield f"unknown metric {metric!r} (choose from {', '.join(INTERVAL_METRICS)})"

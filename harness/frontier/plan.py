@@ -59,15 +59,17 @@ def flops_label(flops: float) -> str:
     return f"{flops:.2e}".replace("e+", "e")
 
 
-def run_name(model: str, flops: float) -> str:
-    return f"{directory_name(model)}-{flops_label(flops)}"
+def run_name(model: str, flops: float, suffix: str = "") -> str:
+    """``a0.tiny-1.00e12``; a cool-down branch ``-cooldown``, its constant-rate stem ``-stable``."""
+    return f"{directory_name(model)}-{flops_label(flops)}{suffix}"
 
 
 def train_config(config: FrontierConfig, model: str, runs_dir: Path, run: str,
-                 samples: int) -> TrainConfig:
+                 samples: int, **changes: object) -> TrainConfig:
     """``harness train``'s config of one run: the study's training settings, a
     budget of ``samples``, no validation of its own (the study evaluates every
-    savepoint itself, on the same positions) and no TensorBoard."""
+    savepoint itself, on the same positions) and no TensorBoard; ``changes``
+    (a cool-down's epochs and schedule) over those."""
     values = {
         **values_of(config, TrainingSettings),
         **values_of(config, DataSplitSettings),
@@ -75,7 +77,7 @@ def train_config(config: FrontierConfig, model: str, runs_dir: Path, run: str,
         **values_of(config, DeviceSettings),
         "budget": float(samples), "budget_unit": "samples", "epochs": 1, "seeds": (),
         "val_split": "", "model": model, "run": run, "runs_dir": str(runs_dir),
-        "seed": config.seed, "tensorboard": False,
+        "seed": config.seed, "tensorboard": False, **changes,
     }
     return from_mapping(TrainConfig, values, f"frontier run {run}")
 
@@ -98,7 +100,8 @@ def plan_savepoints(config: FrontierConfig, nets: list[Network]) -> list[Savepoi
     """Every network at every savepoint, smallest compute first; a savepoint
     worth less than one batch to some network is a :class:`ConfigError`."""
     flops = savepoint_flops(config)
-    names = [run_name(n.model, f) for n in nets for f in flops]
+    suffix = "-cooldown" if config.savepoints == "cooldown" else ""
+    names = [run_name(n.model, f, suffix) for n in nets for f in flops]
     if len(set(names)) != len(names):
         raise ConfigError(f"two savepoints share the run name {names[0]!r}: lower "
                           "points_per_decade")
@@ -112,5 +115,5 @@ def plan_savepoints(config: FrontierConfig, nets: list[Network]) -> list[Savepoi
                     f"{f / (TRAIN_FLOPS_FACTOR * n.forward_flops):,.0f} samples of {n.model}, "
                     f"less than one batch of {config.batch_size}; raise min_flops or lower "
                     "batch_size")
-            out.append(Savepoint(n, f, samples, run_name(n.model, f)))
+            out.append(Savepoint(n, f, samples, run_name(n.model, f, suffix)))
     return out

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.config_io import ConfigError
 from harness.files import atomic_json, atomic_write, csv_text
 from harness.frontier.config import FrontierConfig, savepoint_flops
 from harness.frontier.plan import flops_label, networks, plan_savepoints
@@ -42,9 +41,6 @@ def run_frontier(config: FrontierConfig, out: str | Path, *, progress: bool = Tr
 
     out = Path(out)
     runs_dir = out / "runs"
-    if config.savepoints != "per-budget":
-        raise ConfigError(f"savepoints = {config.savepoints!r} is not implemented yet; "
-                          "use 'per-budget'")
     flops = savepoint_flops(config)
     log(f"frontier: {len(config.models)} models x {len(flops)} savepoints from "
         f"{flops_label(flops[0])} to {flops_label(flops[-1])} training FLOPs "
@@ -54,14 +50,12 @@ def run_frontier(config: FrontierConfig, out: str | Path, *, progress: bool = Tr
     out.mkdir(parents=True, exist_ok=True)
     atomic_json(out / "config.json", dataclasses.asdict(config))
 
-    from harness.frontier.runs import ensure_savepoint
+    from harness.frontier.runs import ensure_savepoints
 
-    scored = []
-    for i, point in enumerate(points, 1):
-        log(f"[{i}/{len(points)}] {point.network.model} at {flops_label(point.flops)} FLOPs")
-        checkpoint = ensure_savepoint(config, point, runs_dir, progress=progress, log=log)
-        scored.append(score_checkpoint(config, point, checkpoint, out / "evaluations",
-                                       progress=progress, log=log))
+    scored = [score_checkpoint(config, point, checkpoint, out / "evaluations",
+                               progress=progress, log=log)
+              for point, checkpoint in ensure_savepoints(config, points, runs_dir,
+                                                         progress=progress, log=log)]
     atomic_write(out / "points.csv", csv_text(POINTS_COLUMNS, _point_rows(scored, config)))
     frontier_points = [p for s in scored for p in s.frontier_points(config.metrics)]
     findings = write_frontier_report(frontier_points, out, seed=config.seed)
