@@ -19,7 +19,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the study's folder: runs, evaluations and the report; run the "
                         "same command again to finish an interrupted study")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    add_config_flags(parser, FrontierConfig)
+    add_config_flags(parser, FrontierConfig, only=flag_names())
+
+
+def flag_names() -> list[str]:
+    """The study's settings as flags, less those the study sets itself."""
+    import dataclasses
+
+    from harness.frontier.config import SET_BY_STUDY, FrontierConfig
+
+    return [f.name for f in dataclasses.fields(FrontierConfig)
+            if f.init and f.metadata.get("cli", True) and f.name not in SET_BY_STUDY]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -29,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.frontier.study import run_frontier
 
     try:
-        config = load_frontier_config(args.config, given_values(args, FrontierConfig))
+        config = load_frontier_config(args.config,
+                                      given_values(args, FrontierConfig, only=flag_names()))
         result = run_frontier(config, args.out, progress=not args.quiet)
     except (ConfigError, ValueError) as e:
         print(f"harness frontier: {e}", file=sys.stderr)

@@ -29,6 +29,8 @@ NOT_YET_KINDS = ("selfplay", "rl")
 # whole learning-rate schedule; or one run at a constant rate with a short
 # cool-down branch at each savepoint (Hägele et al. 2024).
 SAVEPOINTS = ("per-budget", "cooldown")
+# harness train's settings that a study sets for each run itself.
+SET_BY_STUDY = ("budget", "budget_unit", "epochs", "seeds")
 
 
 @dataclass(frozen=True)
