@@ -11,6 +11,7 @@ one JSON line: what ran and the numbers a test checks.
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import sys
@@ -41,9 +42,9 @@ def main(model: str, root: Path) -> dict:
                     "--runs-dir", str(root), "--epochs", "1", "--epoch-samples", "64",
                     "--batch-size", "16", "--val-samples", "32", "--quiet"])
     assert code == 0, f"harness train exited {code}"
-    metrics = (root / "sl" / "metrics.csv").read_text().splitlines()
-    header, last = metrics[0].split(","), metrics[-1].split(",")
-    train_loss = float(last[header.index("train_loss")])
+    with open(root / "sl" / "metrics.csv", newline="") as metrics:
+        last = list(csv.DictReader(metrics))[-1]  # quoted fields (the device) hold commas
+    train_loss = float(last["train_loss"])
 
     config = from_mapping(RLConfig, {
         "run": "rl", "runs_dir": str(root), "board_size": BOARD, "komi": 7.0,

@@ -119,9 +119,8 @@ def _ensure_run(wanted: TrainConfig, source: Path | None, doing: str, *, progres
     """The last checkpoint of the finished run ``wanted``: skipped when finished,
     resumed when not, else started (from scratch, or as a branch of ``source``)."""
     from harness.train.fork import fork_run
-    from harness.train.preflight import make_plan, resolve_against_world
+    from harness.train.preflight import resolve_against_world, train_run
     from harness.train.run_dir import RunDir
-    from harness.train.trainer import train
 
     run = RunDir(wanted.run_dir)
     name = run.path.name
@@ -142,12 +141,7 @@ def _ensure_run(wanted: TrainConfig, source: Path | None, doing: str, *, progres
     else:
         log(f"{name}: {doing}")
         resume = False
-    plan = make_plan(wanted, resume=resume)
-    try:
-        result = train(plan, resume=resume, progress=progress, log=log)
-    finally:
-        for source_ in (plan.train, plan.val):
-            getattr(source_, "close", lambda: None)()
+    result = train_run(wanted, resume=resume, progress=progress, log=log)
     if result.exit_code != 0:
         raise StudyInterrupted(f"training {name} stopped ({result.message}); run the "
                                "same harness frontier command again to continue",

@@ -159,9 +159,8 @@ def seed_runs(config: SuiteConfig, model: str) -> list[Path]:
 
 def train_one(config: SuiteConfig, dataset: Path, model: str, progress: bool, log: Log,
               seed: int | None = None) -> Path:
-    from harness.train.preflight import make_plan, resolve_config
+    from harness.train.preflight import resolve_config, train_run
     from harness.train.run_dir import RunDir
-    from harness.train.trainer import train
 
     seed = config.seeds[0] if seed is None else seed
     overrides = {
@@ -184,12 +183,7 @@ def train_one(config: SuiteConfig, dataset: Path, model: str, progress: bool, lo
         train_config = RunDir(run_dir).read_config()
     else:
         train_config = resolve_config(None, overrides, resume=False)
-    plan = make_plan(train_config, resume=resume)
-    try:
-        result = train(plan, resume=resume, progress=progress, log=log)
-    finally:
-        for source in (plan.train, plan.val):
-            getattr(source, "close", lambda: None)()
+    result = train_run(train_config, resume=resume, progress=progress, log=log)
     if result.exit_code != 0:
         raise RuntimeError(f"training {model} stopped: {result.message}")
     return run_dir

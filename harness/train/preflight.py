@@ -9,6 +9,7 @@ run directory or imports TensorFlow, so a bad config costs well under a second.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -223,3 +224,18 @@ def dtype_policy(name: str):
 def _heads(config: TrainConfig) -> tuple[str, ...] | None:
     extra = tuple(h for h in config.heads if h not in ("policy", "value"))
     return ("policy", "value", *extra) if extra else None
+
+
+def train_run(config: TrainConfig, *, resume: bool, progress: bool = True,
+              log: Callable[[str], None] = print):
+    """Plan ``config`` (:func:`make_plan`), train it and close its data
+    sources whatever happens: what a suite or a frontier study does for each
+    of its runs. Returns the :class:`harness.train.trainer.TrainResult`."""
+    from harness.train.trainer import train
+
+    plan = make_plan(config, resume=resume)
+    try:
+        return train(plan, resume=resume, progress=progress, log=log)
+    finally:
+        for source in (plan.train, plan.val):
+            getattr(source, "close", lambda: None)()
