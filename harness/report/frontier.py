@@ -117,10 +117,9 @@ def _per_decade(text: MetricText) -> str:
 
 
 def _range(r: tuple[float, float]) -> str:
-    start, end = r
-    if start == end:
-        return f"at {fmt_flops(start)}"
-    return f"from {fmt_flops(start)} to {fmt_flops(end)}"
+    start, end = fmt_flops(r[0]), fmt_flops(r[1])
+    # A savepoint and the FLOPs its checkpoint recorded differ in the last digits.
+    return f"at {start}" if start == end else f"from {start} to {end}"
 
 
 # --- Findings ----------------------------------------------------------------------------------
