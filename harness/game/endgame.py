@@ -30,9 +30,8 @@ import numpy as np
 from numba import njit
 
 from harness.game import board as K
+from harness.game.board import _HOT
 from harness.game.geometry import BLACK, EMPTY
-
-_HOT = {"cache": True, "_nrt": False}
 
 
 @njit(**_HOT)
@@ -100,27 +99,16 @@ def is_senseless(b, g, p, color, nbr, diag, owner):
 
 @njit(**_HOT)
 def drop_senseless(b, g, nbr, diag, legal, work):
-    """Clear the side to move's senseless moves from ``legal`` (bool, P + 1)
-    and return how many non-pass moves are left; pass is left as it was.
-    ``work``: a :class:`harness.game.board.Work`. NoGo positions are left
-    unchanged."""
-    points = legal.shape[0] - 1
-    left = 0
+    """Clear the side to move's senseless moves from ``legal`` (bool, P + 1);
+    pass is left as it was. ``work``: a :class:`harness.game.board.Work`.
+    NoGo positions are left unchanged."""
     if b.meta[g, K.RULE] == K.NOGO:
-        for p in range(points):
-            if legal[p]:
-                left += 1
-        return left
+        return
     K.area_into(b, g, nbr, work.owner, work.stack, work.region, work.flooded)
     color = b.meta[g, K.TO_PLAY]
-    for p in range(points):
-        if not legal[p]:
-            continue
-        if is_senseless(b, g, p, color, nbr, diag, work.owner):
+    for p in range(legal.shape[0] - 1):
+        if legal[p] and is_senseless(b, g, p, color, nbr, diag, work.owner):
             legal[p] = False
-        else:
-            left += 1
-    return left
 
 
 def sensible_moves(game) -> np.ndarray:

@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
+from harness.game.endgame import sensible_moves
 from harness.game.position import Game
 from harness.players.base import RESIGN, SearchBudget
-from harness.players.choice import candidate_moves, no_losing_pass, tournament_choice
+from harness.players.choice import no_losing_pass, tournament_choice
 from harness.players.network import Network, load_network
 
 MIN_TIMED_PLAYOUTS = 8
@@ -137,7 +138,7 @@ class MCTSPlayer(SearchBudget):
         randomized = self.randomize and not self.config.gumbel
         move = tournament_choice(result.visits, self._rng) if randomized else result.best_move
         if self.config.pass_rule == "free":  # "finished" already keeps losing passes out
-            return no_losing_pass(game, int(move), result.visits, candidate_moves(game, True))
+            return no_losing_pass(game, int(move), result.visits, sensible_moves(game))
         return int(move)
 
     def close(self) -> None:
