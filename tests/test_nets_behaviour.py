@@ -23,7 +23,7 @@ from harness.nets import (  # noqa: E402
     value_loss_of,
 )
 from harness.nets.builder import LayerMaker  # noqa: E402
-from harness.nets.layers import MaxAverageOut  # noqa: E402
+from harness.nets.layers import MaxAverageOut, RelativeAttention  # noqa: E402
 from harness.nets.registry import PRESETS  # noqa: E402
 
 # --- MAO ------------------------------------------------------------------------
@@ -224,15 +224,50 @@ def test_a_nested_bottleneck_net_matches_a_count_by_hand():
 
 
 def test_a_transformer_counts_attention_and_token_wise_layers_by_hand():
-    # transformer.tiny on 9x9, 3 planes: 81 tokens of 16, 2 blocks of 2 heads of 8.
+    # transformer.tiny on 9x9, 3 planes: 81 tokens of 16 from a 3x3 stem, 2 blocks
+    # of 2 heads of 8, each with a bias per head for the 17 x 17 board offsets.
     t, w = 81, 16
     model = build_model("transformer.tiny", 9, 3)
+    embed = (9 * 3 * w + w) + t * w
+    offsets = 17 * 17 * 2
+    block = 2 * w + (4 * w * w + 4 * w) + offsets + 2 * w + (w * 2 * w + 2 * w) + (2 * w * w + w)
+    heads = w + (w * 50 + 50) + 51
+    assert model.count_params() == embed + 2 * block + 2 * w + heads
+    macs = t * 9 * 3 * w + 2 * (4 * t * w * w + 2 * t * t * w + 2 * t * w * 2 * w) + t * w
+    assert model_summary(model)["flops"] == 2 * macs + 2 * (w * 50 + 50)
+
+
+def test_the_plain_transformer_embeds_points_linearly_with_absolute_positions():
+    # stem1.abs: a dense embedding of each point's planes and Keras's own attention.
+    t, w = 81, 16
+    model = build_model("transformer.stem1.abs.tiny", 9, 3)
     embed = (3 * w + w) + t * w
     block = 2 * w + (4 * w * w + 4 * w) + 2 * w + (w * 2 * w + 2 * w) + (2 * w * w + w)
     heads = w + (w * 50 + 50) + 51
     assert model.count_params() == embed + 2 * block + 2 * w + heads
+    assert not any(isinstance(layer, RelativeAttention) for layer in model.layers)
     macs = t * 3 * w + 2 * (4 * t * w * w + 2 * t * t * w + 2 * t * w * 2 * w) + t * w
     assert model_summary(model)["flops"] == 2 * macs + 2 * (w * 50 + 50)
+
+
+def test_an_offset_bias_alone_makes_attention_copy_each_points_left_neighbour():
+    # Queries and keys are zero, so the scores are the offset bias alone; values
+    # and the output projection are the identity. A large bias on the offset
+    # "one column to the right of the key" makes every point read the token of
+    # the point on its left, as a shift by one column would.
+    size, width = 5, 4
+    layer = RelativeAttention(heads=2, width=width, size=size)
+    tokens = np.random.default_rng(0).normal(size=(3, size * size, width)).astype("float32")
+    layer(tokens)
+    qkv = np.zeros((width, 3 * width), "float32")
+    qkv[:, 2 * width:] = np.eye(width)
+    span = 2 * size - 1
+    bias = np.zeros((span * span, 2), "float32")
+    bias[(size - 1) * span + size] = 50.0  # row offset 0, column offset +1
+    layer.set_weights([qkv, np.zeros(3 * width), np.eye(width), np.zeros(width), bias])
+    out = np.asarray(layer(tokens)).reshape(3, size, size, width)
+    board = tokens.reshape(3, size, size, width)
+    np.testing.assert_allclose(out[:, :, 1:], board[:, :, :-1], atol=1e-5)
 
 
 def test_summary_reports_heads_params_and_value_convention():

@@ -46,7 +46,8 @@ def test_paper_names_parse_to_the_papers_settings(name, expected):
 
 @pytest.mark.parametrize("name", [*model_names(), "a0.conv.agz.5.32", "mobile.az.10.128.512",
                                   "mao.az.avg.bin.1.8.2", "a0.stem3.own.3.32", "garb.s5.2.12",
-                                  "mao.paper", "mao.conv.paper.tiny", "mao.d10.paper.bin.1.8.2"])
+                                  "mao.paper", "mao.conv.paper.tiny", "mao.d10.paper.bin.1.8.2",
+                                  "transformer.stem1.abs.tiny", "transformer.abs.2.32.4"])
 def test_canonical_name_parses_back_to_the_same_spec(name):
     spec = parse_model_name(name)
     assert parse_model_name(spec.name) == spec
@@ -90,6 +91,10 @@ def test_every_family_has_a_small_and_a_tiny_preset():
         ("a0.0.64", "from 1 to 4096"),
         ("mao.1.8.2.d100", "dN"),
         ("a0.paper.2.16", "applies to mao models only"),
+        ("a0.stem1.2.16", "applies to transformer models only"),
+        ("transformer.stem3.tiny", "applies to a0 models only"),
+        ("mobile.abs.tiny", "applies to transformer models only"),
+        ("transformer.stem1.stem3.tiny", "conflicts with 'stem1'"),
         ("mao.avg.paper.1.8.2", "needs the MAO value head"),
     ],
 )

@@ -42,8 +42,9 @@ def frozen(tmp_path):
 
 
 # The custom layers (PassLogit in the convolutional policy heads, MaxAverageOut,
-# global pooling in GARB) and the depthwise convolution export like stock layers.
-@pytest.mark.parametrize("name", ["mobile.tiny", "mao.conv.tiny", "garb.tiny"])
+# global pooling in GARB, RelativeAttention in the transformer) and the depthwise
+# convolution export like stock layers.
+@pytest.mark.parametrize("name", ["mobile.tiny", "mao.conv.tiny", "garb.tiny", "transformer.tiny"])
 def test_exported_runtimes_match_keras(tmp_path, monkeypatch, name):
     monkeypatch.setenv("HARNESS_CACHE", str(tmp_path))
     model = build_model(name, SIZE, PLANES, seed=3)

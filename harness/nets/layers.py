@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import keras
+import numpy as np
 from keras import ops
 
 
@@ -169,6 +170,88 @@ class PointEmbedding(keras.layers.Layer):
     def get_config(self):
         return {**super().get_config(),
                 "initializer": keras.initializers.serialize(self.initializer)}
+
+
+@keras.saving.register_keras_serializable(package="harness")
+class RelativeAttention(keras.layers.Layer):
+    """Multi-head self-attention over the board's points whose scores get a
+    learned bias per head and per 2-D offset between the two points (Swin's
+    relative position bias, on a board).
+
+    A transformer that only adds absolute positions to its tokens must learn
+    from data that a point's neighbours matter, separately at every point; on
+    the quick dataset it stays on the most-frequent-move plateau for 200,000
+    samples (docs/results.md). The offset bias is shared by every point, so a
+    head can look at its neighbours (or at any fixed shape) after a few steps,
+    as a convolution does from the start. ``size`` is the board's side; the
+    table holds the (2 size - 1)^2 offsets; ``seed`` makes the projections'
+    initial weights reproducible.
+    """
+
+    def __init__(self, heads: int, width: int, size: int, seed: int | None = None, **kwargs):
+        super().__init__(**kwargs)
+        if heads < 1 or width % heads or size < 1:
+            raise ValueError(f"RelativeAttention needs heads >= 1 dividing width and size >= 1 "
+                             f"(got heads {heads}, width {width}, size {size})")
+        self.heads, self.width, self.size = int(heads), int(width), int(size)
+        self.seed = seed
+
+    def build(self, input_shape):
+        channels, span = int(input_shape[-1]), 2 * self.size - 1
+        self.qkv = self.add_weight(shape=(channels, 3 * self.width), name="qkv",
+                                   initializer=self._glorot(0))
+        self.qkv_bias = self.add_weight(shape=(3 * self.width,), name="qkv_bias",
+                                        initializer="zeros")
+        self.project = self.add_weight(shape=(self.width, channels), name="project",
+                                       initializer=self._glorot(1))
+        self.project_bias = self.add_weight(shape=(channels,), name="project_bias",
+                                            initializer="zeros")
+        self.offset_bias = self.add_weight(shape=(span * span, self.heads), name="offset_bias",
+                                           initializer="zeros")
+        row, column = divmod(np.arange(self.size * self.size), self.size)
+        # offset_index[i, j]: the table row of the offset from point j to point i.
+        self.offset_index = ((row[:, None] - row[None, :] + self.size - 1) * span
+                             + column[:, None] - column[None, :] + self.size - 1).astype("int32")
+
+    def _glorot(self, offset: int):
+        seed = None if self.seed is None else self.seed + offset
+        return keras.initializers.GlorotUniform(seed=seed)
+
+    def call(self, tokens):
+        points, heads = self.size * self.size, self.heads
+        depth = self.width // heads
+        # The whole layer runs in float32 whatever the compute dtype, and only
+        # its result is rounded: in bfloat16, TensorFlow's graph optimiser
+        # fuses its last addition with the residual one when the batch axis
+        # is free, which rounds differently (0.03 in a logit between the
+        # search's forward and Keras's predict). Attention is a small share
+        # of a board transformer's FLOPs (its projections and MLP dominate).
+        x = ops.cast(tokens, "float32")
+        qkv = ops.matmul(x, ops.cast(self.qkv, "float32")) + ops.cast(self.qkv_bias, "float32")
+        qkv = ops.reshape(qkv, (-1, points, 3, heads, depth))
+        query = ops.transpose(qkv[:, :, 0], (0, 2, 1, 3))
+        key = ops.transpose(qkv[:, :, 1], (0, 2, 3, 1))
+        value = ops.transpose(qkv[:, :, 2], (0, 2, 1, 3))
+        scores = ops.matmul(query, key) * (1.0 / math.sqrt(depth))
+        bias = ops.take(ops.cast(self.offset_bias, "float32"), self.offset_index, axis=0)
+        weights = ops.softmax(scores + ops.transpose(bias, (2, 0, 1))[None], axis=-1)
+        mixed = ops.transpose(ops.matmul(weights, value), (0, 2, 1, 3))
+        mixed = ops.reshape(mixed, (-1, points, self.width))
+        out = ops.matmul(mixed, ops.cast(self.project, "float32"))
+        return ops.cast(out + ops.cast(self.project_bias, "float32"), tokens.dtype)
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+
+    def flops_per_position(self, input_shape) -> int:
+        """The query, key, value and output projections (4 x 2 T C W) and the
+        scores and their weighted sum (2 x 2 T^2 W) over T points."""
+        points, channels = self.size * self.size, int(input_shape[-1])
+        return 4 * 2 * points * channels * self.width + 2 * 2 * points * points * self.width
+
+    def get_config(self):
+        return {**super().get_config(), "heads": self.heads, "width": self.width,
+                "size": self.size, "seed": self.seed}
 
 
 @keras.saving.register_keras_serializable(package="harness")

@@ -51,7 +51,8 @@ FORMS = (
     "transformer.BLOCKS.WIDTH.HEADS",
 )
 OPTIONS = (
-    "conv", "avg", "az", "bin", "mse", "golois", "agz", "stem3", "own", "noown", "score",
+    "conv", "avg", "az", "bin", "mse", "golois", "agz", "stem3", "stem1", "abs", "own", "noown",
+    "score",
     "noscore", "reply", "soft", "valN", "dN", "sN", "paper", "small", "tiny",
 )
 
@@ -134,6 +135,12 @@ class ModelSpec:
     value_loss: str = "mse"  # "mse": tanh in [-1, 1]; "bce": sigmoid in [0, 1]
     golois: bool = False  # Golois residual block (a0 only)
     stem3: bool = False  # 3x3 input convolution (a0 only; Cazenave uses 1x1)
+    # A transformer's tokens: a linear embedding of each point's planes
+    # instead of a 3x3 convolution (stem1), and learned absolute positions
+    # alone instead of a relative bias in every attention layer (abs). Both
+    # together are the plain design, which did not learn on a CPU budget.
+    stem1: bool = False
+    absolute_positions: bool = False
     ownership: bool = False
     score: bool = False
     reply: bool = False
@@ -186,7 +193,8 @@ def _option_slot(name: str, token: str) -> str:
     """The slot an option word fills (two words for one slot conflict)."""
     simple = {
         "conv": "policy", "avg": "value", "az": "az", "bin": "loss", "mse": "loss",
-        "golois": "block", "agz": "block", "stem3": "stem", "own": "own", "noown": "own",
+        "golois": "block", "agz": "block", "stem3": "stem", "stem1": "stem", "abs": "position",
+        "own": "own", "noown": "own",
         "score": "score", "noscore": "score", "small": "size", "tiny": "size",
         "paper": "paper", "reply": "reply", "soft": "soft",
     }
@@ -232,7 +240,9 @@ def _build_spec(name: str, family: str, numbers: list[int], words: dict[str, str
     sizes = dict(zip(fields, numbers, strict=True))
     if min(numbers) <= 0 or max(numbers) > 4096 or sizes.get("blocks", 0) > 400:
         _fail(name, "size numbers must be from 1 to 4096 (blocks at most 400)")
-    for key, fam in (("block", "resnet"), ("stem", "resnet"), ("dN", "mao"), ("paper", "mao")):
+    stem_family = "transformer" if words.get("stem") == "stem1" else "resnet"
+    for key, fam in (("block", "resnet"), ("stem", stem_family), ("dN", "mao"), ("paper", "mao"),
+                     ("position", "transformer")):
         if key in words and family != fam:
             _fail(name, f"option {words[key]!r} applies to {_word(fam)} models only")
     # Cazenave: the fully convolutional head needs the Golois block to train.
@@ -275,7 +285,9 @@ def _build_spec(name: str, family: str, numbers: list[int], words: dict[str, str
         value_head=value,
         value_loss=value_loss,
         golois=golois,
-        stem3="stem" in words,
+        stem3=words.get("stem") == "stem3",
+        stem1=words.get("stem") == "stem1",
+        absolute_positions="position" in words,
         ownership=own,
         score=score,
         reply="reply" in words,
@@ -319,6 +331,10 @@ def canonical_name(spec: ModelSpec) -> str:
         tokens.append("golois" if spec.golois else "agz")
     if spec.stem3:
         tokens.append("stem3")
+    if spec.stem1:
+        tokens.append("stem1")
+    if spec.absolute_positions:
+        tokens.append("abs")
     default_own, default_score = _DEFAULT_AUX.get(family, (False, False))
     if spec.ownership != default_own:
         tokens.append("own" if spec.ownership else "noown")
