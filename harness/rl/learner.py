@@ -23,6 +23,7 @@ from harness.rl.mixing import SupervisedMix, concat_batches, mixed_rows
 from harness.rl.samples import Sampler, window_columns
 from harness.rl.warmup import value_head_only
 from harness.train.distribute import optimizer_step, predict_batch
+from harness.train.family import with_family_defaults
 from harness.train.sources import derive_seed, to_head_targets
 
 NOGO_PLUS_WEIGHTS = {"ownership": 0.5, "score": 0.25}  # NoGoZero+ section 4 (c_d, c_s)
@@ -67,7 +68,7 @@ def learning_rate(config: RLConfig):
     generations of ``steps`` each (its ``lr_*_epochs`` count generations)."""
     from harness.train.schedules import keras_schedule
 
-    t = config.train
+    t = with_family_defaults(config.train, config.model)
     return keras_schedule(t.schedule(max(1, t.steps), config.generations))
 
 

@@ -58,7 +58,9 @@ class OptimizerSettings:
     optimizer: str = setting("adam", "adam (AdamW with a weight decay) or sgd (with momentum)")
     momentum: float = setting(0.9, "SGD momentum")
     nesterov: bool = setting(False, "Nesterov momentum")
-    lr: float = setting(0.002, "initial learning rate")
+    lr: float | None = setting(
+        None, "initial learning rate (default: the model family's, harness/train/family.py: "
+        "0.002 for most)")
     lr_final: float = setting(2e-4, "final learning rate (cosine, cyclical)")
     lr_schedule: str = setting("constant", "constant, step, cosine, cyclical or wsd (warm-up, "
                                "stable, then a linear decay over lr_cooldown)")
@@ -90,6 +92,9 @@ class OptimizerSettings:
     def schedule(self, steps_per_epoch: int, epochs: int) -> ScheduleSpec:
         """The learning-rate schedule over ``epochs`` of ``steps_per_epoch``
         positions (optimizer steps, or ticks of a budget)."""
+        if self.lr is None:
+            raise ConfigError("lr is left to the model's family: fill it with "
+                              "harness.train.family.with_family_defaults first")
         spe = steps_per_epoch
         return ScheduleSpec(
             kind=self.lr_schedule,
@@ -242,7 +247,7 @@ def _optimizer_problems(c: OptimizerSettings):
     if c.batch_size < 1:
         yield f"batch_size must be at least 1, got {c.batch_size}"
     for name in ("lr", "lr_step_epochs", "lr_cycle_epochs"):
-        if not getattr(c, name) > 0:
+        if getattr(c, name) is not None and not getattr(c, name) > 0:
             yield f"{name} must be positive, got {getattr(c, name)}"
     if not 0 <= c.lr_warmup < 1:
         yield f"lr_warmup must be a fraction in [0, 1), got {c.lr_warmup}"

@@ -104,9 +104,11 @@ def resolve_against_world(config: TrainConfig) -> tuple[TrainConfig, Any]:
     made explicit) and the dataset's metadata.
     """
     from harness.train.dataset_source import read_dataset_meta
+    from harness.train.family import with_family_defaults
 
     check_plugins(config)
     spec = check_model_name(config.model)
+    config = with_family_defaults(config, config.model)
     meta = read_dataset_meta(config.data)  # missing / unreadable file: one line
     for split in filter(None, (config.train_split, config.val_split)):
         if split not in meta.splits:
