@@ -6,12 +6,13 @@ import argparse
 import dataclasses
 import sys
 
-HELP = "self-play reinforcement learning (AlphaZero loop with a replay window)"
+HELP = ("self-play reinforcement learning (AlphaZero loop with a replay window, or policy "
+        "gradient against a pool of past selves)")
 
 
 # The settings a command line may change; the rest come from the config file.
 _FLAGGED = ("run", "runs_dir", "model", "generations", "max_hours", "init", "seed", "backend",
-            "ray_address")
+            "ray_address", "algorithm")
 # What may change when a run resumes: where the games are played, the time budget.
 _RESUMABLE = ("backend", "ray_address", "max_hours")
 
@@ -62,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from harness.distributed import BackendError
     from harness.distributed.backend import import_ray
-    from harness.rl.run import RLRun
+    from harness.rl.run import make_run
 
     try:
         from harness.devices import use_backend
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
             check_init(config)  # before the run directory and its config.json are written
         if config.backend == "ray":
             import_ray()  # before generation 0 is written
-        state = RLRun(config).run(resume=args.resume)
+        state = make_run(config).run(resume=args.resume)
     except (ConfigError, BackendError) as e:
         print(f"harness rl: {e}", file=sys.stderr)
         return 2

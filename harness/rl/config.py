@@ -2,7 +2,8 @@
 
 A config file has top-level keys (what is played and by which network) and
 the tables ``[mcts]``, ``[evaluator]``, ``[selfplay]``, ``[train]``,
-``[window]``, ``[gating]``, ``[curriculum]`` and ``[monitor]``. Every table maps field by
+``[window]``, ``[gating]``, ``[curriculum]``, ``[monitor]`` and ``[pg]`` (the
+policy-gradient algorithm's own settings). Every table maps field by
 field onto its dataclass (a field whose type is a dataclass is a table) through
 :func:`harness.config_io.from_mapping`, so a typo stops the run at once with
 one line naming the key.
@@ -24,6 +25,9 @@ from harness.train.config import OptimizerSettings, RunSettings
 WINDOW_UNITS = ("games", "positions")
 CURRICULUM_CRITERIA = ("gating", "loss", "generation")
 GATE_OPPONENTS = ("best", "start")
+ALGORITHMS = ("alphazero", "policy-gradient")
+BASELINES = ("value", "mean", "none")
+POOL_SAMPLING = ("uniform", "latest", "recent")
 
 
 @dataclass(frozen=True)
@@ -235,6 +239,72 @@ class CurriculumConfig:
 
 
 @dataclass(frozen=True)
+class PolicyGradientConfig:
+    """AlphaGo's RL stage (Silver et al. 2016, section 2): raw-policy games of
+    the current network against past selves, and REINFORCE on their outcomes.
+
+    Each step plays ``games`` games to the end, one forward pass per move
+    batched across the games in flight; the learner samples from its softmax
+    at ``sample_temperature`` over the endgame rule's sensible moves
+    (``harness.game.endgame``), against ``opponents`` networks drawn from the
+    pool of its past selves (the start network included) so that it does not
+    overfit to one opponent. The step ends with ``updates`` optimizer steps
+    of ``[train]``'s optimizer on the learner's moves of those games. At
+    temperature 1 the update is REINFORCE's unbiased gradient; any other
+    temperature samples off the policy that is trained.
+    """
+
+    games: int = 64  # games per step, half with each colour
+    parallel: int = 0  # games in flight at once (0: every game of the step)
+    sample_temperature: float = 1.0  # both sides sample from softmax(logits / T)
+    opening_moves: int = 0  # uniformly random sensible moves that open every game
+    max_moves: int = 0  # a game is scored after this many moves (0: 2 x points)
+    # The pool: the current network joins it every pool_every steps; with
+    # pool_size the oldest member but the start network leaves when it is full.
+    pool_every: int = 10
+    pool_size: int = 0  # 0: unlimited
+    # "uniform" (AlphaGo), "latest" (the newest member: plain self-play), or
+    # "recent" (member i of n drawn with weight pool_decay ** (n - 1 - i)).
+    pool_sampling: str = "uniform"
+    pool_decay: float = 0.8
+    opponents: int = 1  # opponents drawn per step; the games are shared among them
+    # The baseline subtracted from the outcome: the learner's value head at the
+    # position ("value"), a running mean of the learner's outcomes ("mean",
+    # decayed by baseline_decay per step) or nothing ("none").
+    baseline: str = "value"
+    baseline_decay: float = 0.9
+    # beta of beta * KL(start || policy) over the sensible moves (piKL; 0: off).
+    kl_start: float = 0.0
+    # An entropy bonus: the loss subtracts entropy_bonus x H(policy). When a
+    # step's mean entropy falls below entropy_floor (nats; 0: off) the bonus
+    # grows by entropy_boost, and it halves back towards entropy_bonus once
+    # the entropy is above the floor again.
+    entropy_bonus: float = 0.0
+    entropy_floor: float = 0.0
+    entropy_boost: float = 0.01
+    updates: int = 1  # optimizer steps per step, each on a share of its positions
+
+    def __post_init__(self) -> None:
+        if self.games < 1 or self.parallel < 0 or self.opponents < 1 or self.updates < 1:
+            raise ValueError("pg needs games, opponents and updates >= 1 and parallel >= 0")
+        if not self.sample_temperature > 0:
+            raise ValueError(f"pg sample_temperature must be > 0, got {self.sample_temperature}")
+        if self.opening_moves < 0 or self.max_moves < 0:
+            raise ValueError("pg opening_moves and max_moves must be >= 0")
+        if self.pool_every < 1 or self.pool_size < 0 or self.pool_size == 1:
+            raise ValueError("pg needs pool_every >= 1 and pool_size 0 (unlimited) or >= 2")
+        if self.pool_sampling not in POOL_SAMPLING:
+            raise ValueError(f"pg pool_sampling must be one of {POOL_SAMPLING}, "
+                             f"got {self.pool_sampling!r}")
+        if not 0 < self.pool_decay <= 1 or not 0 <= self.baseline_decay < 1:
+            raise ValueError("pg needs pool_decay in (0, 1] and baseline_decay in [0, 1)")
+        if self.baseline not in BASELINES:
+            raise ValueError(f"pg baseline must be one of {BASELINES}, got {self.baseline!r}")
+        if min(self.kl_start, self.entropy_bonus, self.entropy_floor, self.entropy_boost) < 0:
+            raise ValueError("pg kl_start and the entropy settings must be >= 0")
+
+
+@dataclass(frozen=True)
 class RLConfig(GameSettings, BackendSettings, RunSettings):
     """A self-play reinforcement-learning run; board, komi, rules and backend
     are the shared settings it inherits (``backend = "ray"``: self-play on Ray
@@ -250,6 +320,10 @@ class RLConfig(GameSettings, BackendSettings, RunSettings):
         "exports and checkpoints come on top): no new generation starts after it, 0: none "
         "(on --resume: replaces the saved budget)", flag="--hours")
     seed: int = setting(0, "random seed")
+    # "alphazero": searched self-play into a replay window (the tables below);
+    # "policy-gradient": AlphaGo's REINFORCE against a pool of past selves,
+    # one generation per step ([pg]; [train] gives its optimizer).
+    algorithm: str = setting("alphazero", "alphazero or policy-gradient")
     mcts: MCTSConfig = field(default_factory=MCTSConfig)
     evaluator: EvaluatorConfig = field(default_factory=EvaluatorConfig)
     selfplay: SelfPlayConfig = field(default_factory=SelfPlayConfig)
@@ -258,9 +332,14 @@ class RLConfig(GameSettings, BackendSettings, RunSettings):
     gating: GatingConfig = field(default_factory=GatingConfig)
     curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
     monitor: MonitorConfig = field(default_factory=MonitorConfig)
+    pg: PolicyGradientConfig = field(default_factory=PolicyGradientConfig)
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {self.algorithm!r}")
+        if self.algorithm == "policy-gradient":
+            self._check_policy_gradient()
         if not 2 <= self.board_size <= 25:
             raise ValueError(f"board_size must be in 2..25, got {self.board_size}")
         if self.generations < 1:
@@ -276,6 +355,21 @@ class RLConfig(GameSettings, BackendSettings, RunSettings):
             if head not in EXTRA_HEADS:
                 raise ValueError(f"unknown extra head {head!r} (choose from "
                                  f"{', '.join(EXTRA_HEADS)})")
+
+    def _check_policy_gradient(self) -> None:
+        """Refuse what the policy-gradient loop does not do, rather than ignore it."""
+        unsupported = [
+            ("[gating] enabled", self.gating.enabled),
+            ("[curriculum] enabled", self.curriculum.enabled),
+            ('backend = "ray"', self.backend == "ray"),
+            ("[train] ema_decay", self.train.ema_decay > 0),
+            ("[train] anchor_kl (use [pg] kl_start)", self.train.anchor_kl > 0),
+            ("[train] mix_share", self.train.mix_share > 0),
+            ("rules = \"nogo\"", self.rules == "nogo"),
+        ]
+        for what, used in unsupported:
+            if used:
+                raise ValueError(f"algorithm = \"policy-gradient\" does not support {what}")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -100,6 +100,12 @@ class GenerationState:
     nets: dict[str, NetState] = field(default_factory=dict)
     last_train: dict[str, dict] = field(default_factory=dict)
     last_selfplay: dict = field(default_factory=dict)
+    # algorithm = "policy-gradient" (harness.rl.pg_run): the opponent pool
+    # (checkpoints, oldest first), the running mean of the learner's outcomes
+    # and the entropy bonus now in force.
+    pool: list[str] = field(default_factory=list)
+    baseline_mean: float = 0.0
+    entropy_weight: float = 0.0
 
     @classmethod
     def from_json(cls, values: dict) -> GenerationState:
@@ -109,6 +115,8 @@ class GenerationState:
 
 class RLRun:
     """A run directory and the loop over its generations."""
+
+    stats_columns = STATS_COLUMNS  # the columns of stats.csv
 
     def __init__(self, config: RLConfig, log: Callable[[str], None] = print):
         self.config = config
@@ -494,10 +502,10 @@ class RLRun:
             if row is not None:
                 rows.append(row)
         buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=STATS_COLUMNS, extrasaction="ignore")
+        writer = csv.DictWriter(buf, fieldnames=self.stats_columns, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
-            writer.writerow({k: _fmt(row.get(k, "")) for k in STATS_COLUMNS})
+            writer.writerow({k: _fmt(row.get(k, "")) for k in self.stats_columns})
         atomic_write(self.path / "stats.csv", buf.getvalue())
 
 
@@ -507,8 +515,17 @@ def _fmt(value):
     return value
 
 
+def make_run(config: RLConfig, log: Callable[[str], None] = print) -> RLRun:
+    """The run object of ``config``'s algorithm."""
+    if config.algorithm == "policy-gradient":
+        from harness.rl.pg_run import PolicyGradientRun
+
+        return PolicyGradientRun(config, log=log)
+    return RLRun(config, log=log)
+
+
 def open_run(path: str | Path) -> tuple[RLConfig, RLRun]:
     """An existing run directory's config and run object."""
     config = read_saved_config(RLConfig, Path(path) / "config.json")
     config = dataclasses.replace(config, runs_dir=str(Path(path).parent), run=Path(path).name)
-    return config, RLRun(config)
+    return config, make_run(config)
