@@ -63,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     from harness.distributed import BackendError
     from harness.distributed.backend import import_ray
-    from harness.rl.run import make_run
+    from harness.rl.runs import make_run
 
     try:
         from harness.devices import use_backend

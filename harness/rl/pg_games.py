@@ -25,13 +25,12 @@ import numpy as np
 from numba import njit
 
 from harness.game import board as K
-from harness.game.board import _HOT
 from harness.game.endgame import drop_senseless
 from harness.game.geometry import BLACK, WHITE, geometry
 from harness.game.position import RULE_NAMES
 
 
-@njit(**_HOT)
+@njit(cache=True)
 def candidates_into(b, games, komi, nbr, diag, zob, out, work):
     """Fill ``out[i]`` (bool, P + 1) with the moves game ``games[i]``'s side to
     move may pick: legal, not senseless, and pass only when it does not lose
@@ -58,7 +57,7 @@ def candidates_into(b, games, komi, nbr, diag, zob, out, work):
                 row[pass_move] = False
 
 
-@njit(**_HOT)
+@njit(cache=True)
 def play_into(b, games, moves, nbr, zob):
     """Play ``moves[i]`` in game ``games[i]`` (each a candidate, so legal)."""
     for i in range(games.shape[0]):

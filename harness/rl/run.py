@@ -38,7 +38,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from harness.config_io import ConfigError, read_saved_config, save_config
+from harness.config_io import ConfigError, save_config
 from harness.files import atomic_json, atomic_write, read_json
 from harness.rl.buffer import ReplayBuffer
 from harness.rl.config import RLConfig
@@ -513,19 +513,3 @@ def _fmt(value):
     if isinstance(value, float):
         return "" if math.isnan(value) else f"{value:.6g}"
     return value
-
-
-def make_run(config: RLConfig, log: Callable[[str], None] = print) -> RLRun:
-    """The run object of ``config``'s algorithm."""
-    if config.algorithm == "policy-gradient":
-        from harness.rl.pg_run import PolicyGradientRun
-
-        return PolicyGradientRun(config, log=log)
-    return RLRun(config, log=log)
-
-
-def open_run(path: str | Path) -> tuple[RLConfig, RLRun]:
-    """An existing run directory's config and run object."""
-    config = read_saved_config(RLConfig, Path(path) / "config.json")
-    config = dataclasses.replace(config, runs_dir=str(Path(path).parent), run=Path(path).name)
-    return config, make_run(config)
