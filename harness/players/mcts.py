@@ -10,6 +10,10 @@ so no ``notify`` is needed. With ``randomize`` the move is chosen by
 Cazenave's tournament rule (:func:`harness.players.choice.tournament_choice`)
 so that repeated games between the same networks differ.
 
+With ``value_model`` the search's value comes from that network and only the
+prior from ``model`` (AlphaGo's supervised prior with a value network:
+:class:`harness.search.combined.SplitEvaluator`).
+
 A time budget (``set_limits(move_time=...)``) is met by sizing the next
 search from the speed of the previous ones, since a search always runs to
 its playout count.
@@ -46,6 +50,7 @@ class MCTSPlayer(SearchBudget):
         gumbel_k: int = 16,
         fill_eyes: bool = False,
         score_utility: float = 0.0,
+        value_model: str | Path | Network | None = None,
         config=None,
         seed: int | None = None,
         name: str | None = None,
@@ -57,6 +62,16 @@ class MCTSPlayer(SearchBudget):
         self.network = None
         if model is not None:
             self.network = model if isinstance(model, Network) else load_network(model)
+        self.value_network = None
+        if value_model is not None:
+            if self.network is None:
+                raise ValueError("MCTSPlayer takes a value_model only beside a model")
+            self.value_network = (value_model if isinstance(value_model, Network)
+                                  else load_network(value_model))
+            if self.value_network.size != self.network.size:
+                raise ValueError(f"{self.value_network.path}: the value network plays "
+                                 f"{self.value_network.size}x{self.value_network.size}, "
+                                 f"{self.network.path} {self.network.size}x{self.network.size}")
         self._evaluator = evaluator
         self.board_size = self.network.size if self.network else int(evaluator.size)
         self.config = config or MCTSConfig(
@@ -73,7 +88,8 @@ class MCTSPlayer(SearchBudget):
         self.score_utility = score_utility
         self.encoder = encoder
         source = self.network.path if self.network else type(evaluator).__name__
-        self.name = name or f"mcts:{source}@{self.playouts}"
+        value = f",value={self.value_network.path}" if self.value_network else ""
+        self.name = name or f"mcts:{source}@{self.playouts}{value}"
         self.move_time: float | None = None
         self._rng = np.random.default_rng(seed)
         self._searches: dict[str, object] = {}
@@ -94,10 +110,20 @@ class MCTSPlayer(SearchBudget):
         if encoder not in self._searches:
             if self.network is not None:
                 batch = max(8, self.config.leaves_per_game)
+                # The score utility is part of the value: the value network's, when given.
+                utility = 0.0 if self.value_network is not None else self.score_utility
                 evaluator = NetworkEvaluator(
                     self.network.model, encoder, self.network.size,
-                    EvaluatorConfig(batch_size=batch, score_utility=self.score_utility),
+                    EvaluatorConfig(batch_size=batch, score_utility=utility),
                 )
+                if self.value_network is not None:
+                    from harness.search.combined import SplitEvaluator
+
+                    value = NetworkEvaluator(
+                        self.value_network.model, self.value_network.encoder_for(rules),
+                        self.value_network.size,
+                        EvaluatorConfig(batch_size=batch, score_utility=self.score_utility))
+                    evaluator = SplitEvaluator(evaluator, value)
             self._searches[encoder] = BatchedSearch(
                 evaluator, self.config, games=1, seed=int(self._rng.integers(2**31))
             )

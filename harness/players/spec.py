@@ -15,6 +15,8 @@ mcts (Gumbel AlphaZero's search, at most N root moves sampled),
 before 2026-11-26; default 0: it never does), ``score_utility=W`` for mcts
 (a network with a score head: the search maximises the win value blended
 with the margin, ``harness.search.utility``),
+``value=PATH`` for mcts (the search's value from that network, its prior
+from the first: AlphaGo's supervised prior with a value network),
 ``encoder=NAME`` for policy and mcts (when the run does not say),
 ``endgame=0`` for policy and random (pick among every legal move, as before
 2026-11-29; default 1: never an own eye, a self-atari in own territory or a
@@ -54,7 +56,7 @@ _OPTIONS = {  # the options each kind takes besides seed (gtp takes none: commas
     "random": ("endgame",),
     "uct": ("resign",),
     "policy": ("encoder", "endgame"),
-    "mcts": ("randomize", "encoder", "root", "gumbel_k", "fill_eyes", "score_utility"),
+    "mcts": ("value", "randomize", "encoder", "root", "gumbel_k", "fill_eyes", "score_utility"),
     "gnugo": (),
 }
 
@@ -82,6 +84,7 @@ class PlayerSpec:
     score_utility: float = 0.0  # mcts: the score term's weight in what the search maximises
     encoder: str | None = None  # policy, mcts: when the model does not say
     endgame: bool = True  # policy, random: keep to sensible moves (harness.game.endgame)
+    value_model: Path | None = None  # mcts: the network the search's value comes from
 
     @property
     def label(self) -> str:
@@ -100,6 +103,7 @@ class PlayerSpec:
             "gnugo": f"gnugo:{self.level}",
         }[self.kind]
         options = {
+            "value": None if self.value_model is None else str(self.value_model),
             "root": None if self.root == DEFAULT_ROOT else self.root,
             "gumbel_k": None if self.gumbel_k == DEFAULT_GUMBEL_K else str(self.gumbel_k),
             "randomize": "1" if self.randomize else None,
@@ -151,8 +155,8 @@ class PlayerSpec:
             return self._network(lambda: MCTSPlayer(
                 self.model, playouts=self.playouts, randomize=self.randomize,
                 encoder=self.encoder, root=self.root, gumbel_k=self.gumbel_k,
-                fill_eyes=self.fill_eyes, score_utility=self.score_utility, seed=seed,
-                name=name))
+                fill_eyes=self.fill_eyes, score_utility=self.score_utility,
+                value_model=self.value_model, seed=seed, name=name))
         if self.kind == "gnugo":
             from harness.players.gtp_player import gnugo_player
 
@@ -234,8 +238,12 @@ def parse_player(text: str) -> PlayerSpec:
             EvaluatorConfig(score_utility=score_utility)
         except ValueError as exc:
             raise _fail(text, str(exc)) from None
+    value = options.get("value")
+    if value is not None and not value.strip():
+        raise _fail(text, "value= needs a model path")
     return PlayerSpec(
         "mcts", model=model,
+        value_model=Path(value.strip()).expanduser() if value is not None else None,
         playouts=_positive(text, after_at or DEFAULT_PLAYOUTS["mcts"], "playouts"),
         randomize=randomize, encoder=encoder, root=root, fill_eyes=fill_eyes,
         score_utility=score_utility,
@@ -256,6 +264,8 @@ def check_available(spec: PlayerSpec) -> None:
     starting anything: a parent checks this before its workers play a game."""
     if spec.kind in NETWORK_KINDS and not spec.model.is_file():
         raise _fail(spec.label, f"model file {str(spec.model)!r} not found")
+    if spec.value_model is not None and not spec.value_model.is_file():
+        raise _fail(spec.label, f"value model file {str(spec.value_model)!r} not found")
     if spec.kind == "gnugo":
         from harness.players.gtp_client import find_gnugo
 
