@@ -35,6 +35,7 @@ COMMANDS: tuple[tuple[str, str], ...] = (
     ("rl", "harness.rl.command"),
     ("rl-report", "harness.rl.strength_command"),
     ("rl-targets", "harness.rl.targets_command"),
+    ("rl-value", "harness.rl.value_command"),
 )
 # Commands that run long enough to deserve a closing line (not gtp: a GUI's console).
 LONG = frozenset(name for name, _ in COMMANDS) - {"gtp", "models", "plot"}

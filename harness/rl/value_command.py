@@ -1,0 +1,105 @@
+"""``harness rl-value RUN``: AlphaGo's value network from a policy-gradient run.
+
+Plays ``sample_games`` games of the run's start policy, one random move and
+the run's RL policy (:mod:`harness.rl.value_games`), keeps one position per
+game, trains a value network on most of them (:mod:`harness.rl.value_net`)
+and measures it on the held-out games beside the start's and the RL
+network's own value heads. Writes ``RUN/value/``: ``positions.npz`` (the
+positions and outcomes), ``value.keras`` (or ``--out``), ``mse.csv``/``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = ("a value network from a policy-gradient run's policy (AlphaGo: one position per "
+        "game), and its MSE on held-out games")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from harness.config_io import add_config_flags
+    from harness.rl.value_net import ValueNetSettings
+
+    parser.add_argument("run", help="a policy-gradient run directory (harness rl)")
+    parser.add_argument("--out", help="the value network's .keras file "
+                        "(default: RUN/value/value.keras)")
+    add_config_flags(parser, ValueNetSettings)
+
+
+def run(args: argparse.Namespace) -> int:
+    import dataclasses
+    from pathlib import Path
+
+    import numpy as np
+
+    from harness.config_io import ConfigError, given_values, read_saved_config
+    from harness.files import atomic_path, format_table, read_json, save_table
+    from harness.rl.config import RLConfig
+    from harness.rl.value_net import ValueNetSettings
+
+    run_dir = Path(args.run)
+    try:
+        settings = ValueNetSettings(**given_values(args, ValueNetSettings))
+        config = read_saved_config(RLConfig, run_dir / "config.json")
+    except (ConfigError, ValueError, OSError) as e:
+        print(f"harness rl-value: {e}", file=sys.stderr)
+        return 2
+    state = read_json(run_dir / "state.json")
+    if state is None:
+        print(f"harness rl-value: {run_dir}: no run state (state.json)", file=sys.stderr)
+        return 2
+    sl = Path(settings.sl_network or run_dir / "models" / "gen-0000.keras")
+    rl = Path(settings.rl_network or run_dir / state["best"])
+    for path in (sl, rl):
+        if not path.is_file():
+            print(f"harness rl-value: {path}: no such network", file=sys.stderr)
+            return 2
+    from harness.devices import use_backend
+    from harness.features import get_encoder
+    from harness.nets import load_model, save_model
+    from harness.rl.value_games import value_positions
+    from harness.rl.value_net import mse_row, split_games, train_value_network, value_of
+    from harness.search import EvaluatorConfig, NetworkEvaluator
+
+    use_backend(config.keras_backend)
+    encoder = get_encoder(config.encoder)
+    size = config.board_size
+    out_dir = run_dir / "value"
+    models = {"sl": load_model(sl), "rl": load_model(rl)}
+    evaluators = {name: NetworkEvaluator(model, encoder, size,
+                                         EvaluatorConfig(batch_size=settings.games_in_flight),
+                                         inference="keras")
+                  for name, model in models.items()}
+    rng = np.random.default_rng(settings.seed)
+    positions = value_positions(evaluators["sl"], evaluators["rl"], settings.sample_games,
+                                size=size, komi=config.komi, rules=config.rules,
+                                history=encoder.history, rng=rng, u_max=settings.u_max,
+                                parallel=settings.games_in_flight)
+    print(f"{len(positions.outcome)} positions from {settings.sample_games} games "
+          f"({positions.ended_early} ended before their random move), "
+          f"{positions.evaluations} network evaluations")
+    with atomic_path(out_dir / "positions.npz") as tmp, open(tmp, "wb") as f:
+        np.savez_compressed(f, **{k: v for k, v in dataclasses.asdict(positions).items()
+                                  if isinstance(v, np.ndarray)})
+    train_rows, held_rows = split_games(positions, settings.held_out_share)
+    network = load_model(rl if settings.start_from == "rl" else sl)
+    train_value_network(network, settings, encoder, positions, train_rows, size, rng)
+    out = Path(args.out) if args.out else out_dir / "value.keras"
+    save_model(network, out)
+    outcome = positions.outcome.astype(np.float64)
+    rows = [mse_row("value network (held out)", value_of(network, encoder, positions,
+                                                         held_rows, size), outcome[held_rows]),
+            mse_row("value network (trained on)", value_of(network, encoder, positions,
+                                                           train_rows, size),
+                    outcome[train_rows])]
+    for name, path in (("sl", sl), ("rl", rl)):
+        rows.append(mse_row(f"{path.name} value head (held out)",
+                            value_of(models[name], encoder, positions, held_rows, size),
+                            outcome[held_rows]))
+    header = ("network", "positions", "mse", "mse_low", "mse_high")
+    table = [[r[k] for k in header] for r in rows]
+    print(format_table(header, table))
+    save_table(header, table, out_dir / "mse")
+    print(f"wrote {out}, {out_dir / 'mse.csv'}")
+    return 0
