@@ -59,7 +59,13 @@ def run(args: argparse.Namespace) -> int:
     from harness.features import get_encoder
     from harness.nets import load_model, save_model
     from harness.rl.value_games import value_positions
-    from harness.rl.value_net import mse_row, split_games, train_value_network, value_of
+    from harness.rl.value_net import (
+        mse_row,
+        paired_row,
+        split_games,
+        train_value_network,
+        value_of,
+    )
     from harness.search import EvaluatorConfig, NetworkEvaluator
 
     use_backend(config.keras_backend)
@@ -88,15 +94,16 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out) if args.out else out_dir / "value.keras"
     save_model(network, out)
     outcome = positions.outcome.astype(np.float64)
-    rows = [mse_row("value network (held out)", value_of(network, encoder, positions,
-                                                         held_rows, size), outcome[held_rows]),
+    held = value_of(network, encoder, positions, held_rows, size)
+    rows = [mse_row("value network (held out)", held, outcome[held_rows]),
             mse_row("value network (trained on)", value_of(network, encoder, positions,
                                                            train_rows, size),
                     outcome[train_rows])]
     for name, path in (("sl", sl), ("rl", rl)):
-        rows.append(mse_row(f"{path.name} value head (held out)",
-                            value_of(models[name], encoder, positions, held_rows, size),
-                            outcome[held_rows]))
+        other = value_of(models[name], encoder, positions, held_rows, size)
+        rows.append(mse_row(f"{path.name} value head (held out)", other, outcome[held_rows]))
+        rows.append(paired_row(f"value network minus {path.name} (held out)", held, other,
+                               outcome[held_rows]))
     header = ("network", "positions", "mse", "mse_low", "mse_high")
     table = [[r[k] for k in header] for r in rows]
     print(format_table(header, table))

@@ -96,6 +96,16 @@ def mse_row(name: str, predicted: np.ndarray, outcome: np.ndarray) -> dict:
             "mse_low": estimate.low, "mse_high": estimate.high}
 
 
+def paired_row(name: str, predicted: np.ndarray, other: np.ndarray,
+               outcome: np.ndarray) -> dict:
+    """The difference of two networks' MSE on the same positions, with the
+    Student-t interval of the per-position differences (paired, so much
+    narrower than the two intervals side by side)."""
+    estimate = mean_interval((predicted - outcome) ** 2 - (other - outcome) ** 2)
+    return {"network": name, "positions": len(outcome), "mse": estimate.value,
+            "mse_low": estimate.low, "mse_high": estimate.high}
+
+
 def train_value_network(model, settings: ValueNetSettings, encoder, positions: ValuePositions,
                         train_rows: np.ndarray, size: int, rng: np.random.Generator,
                         log=print) -> list[float]:
