@@ -4,10 +4,17 @@ update, the pool of past selves, the games, and a run that resumes."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import harness
 from harness.config_io import from_mapping
 from harness.game.geometry import BLACK, WHITE
 from harness.rl.config import PolicyGradientConfig, RLConfig
@@ -220,16 +227,64 @@ def run_config(tmp_path, name: str, steps: int, model: str = "a0.tiny", size: in
     return from_mapping(RLConfig, values, "test")
 
 
-def test_a_resumed_run_reaches_the_same_state_as_an_uninterrupted_one(tmp_path):
+KILLED = """
+run = "killed"
+board_size = 5
+komi = 0.5
+encoder = "agz17"
+model = "a0.tiny"
+algorithm = "policy-gradient"
+generations = 3
+seed = 5
+[train]
+lr = 0.01
+[pg]
+games = 6
+pool_every = 1
+kl_start = 0.1
+opening_moves = 1
+baseline = "mean"
+"""
+
+
+def _harness(args: list[str], cwd) -> subprocess.Popen:
+    root = str(Path(harness.__file__).resolve().parents[1])  # the checkout under test
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": "",
+           "PYTHONPATH": path}
+    return subprocess.Popen([sys.executable, "-m", "harness", "rl", *args], cwd=cwd, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+@pytest.mark.slow  # about 65 s: two harness processes and a run in this one
+def test_a_run_killed_mid_step_resumes_to_the_uninterrupted_runs_state(tmp_path):
     from harness.files import read_json
     from harness.nets import load_model
     from harness.rl.runs import make_run
 
-    quiet = dict(log=lambda _: None)
-    make_run(run_config(tmp_path, "straight", 3), **quiet).run()
-    make_run(run_config(tmp_path, "stopped", 1), **quiet).run()
-    make_run(run_config(tmp_path, "stopped", 3), **quiet).run(resume=True)
-    a, b = tmp_path / "straight", tmp_path / "stopped"
+    make_run(run_config(tmp_path, "straight", 3), log=lambda _: None).run()
+    (tmp_path / "killed.toml").write_text(KILLED)
+    args = ["--config", "killed.toml", "--runs-dir", str(tmp_path)]
+    b = tmp_path / "killed"
+    proc = _harness(args, tmp_path)
+    deadline = time.monotonic() + 180
+    try:  # SIGKILL as soon as step 1 is committed: during step 2, or just after it
+        while time.monotonic() < deadline and proc.poll() is None:
+            state = read_json(b / "state.json") if (b / "state.json").exists() else None
+            if state is not None and state["generation"] >= 2:
+                break
+            time.sleep(0.01)
+        assert proc.poll() is None, f"the run ended before it was killed:\n{proc.stdout.read()}"
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert read_json(b / "state.json")["generation"] in (2, 3)
+    resumed = _harness([*args, "--resume"], tmp_path)
+    output, _ = resumed.communicate(timeout=300)
+    assert resumed.returncode == 0, output
+    assert "resuming" in output and "done: 3 generations, 18 games" in output
+    a = tmp_path / "straight"
     # The same games, move for move, and the same network up to rounding: the
     # reloaded model's training step is traced anew and oneDNN may sum in
     # another order, which Adam amplifies for parameters with tiny gradients.
@@ -254,6 +309,25 @@ def test_a_resumed_run_reaches_the_same_state_as_an_uninterrupted_one(tmp_path):
         assert column in header
     row = read_json(a / "stats" / "gen-0003.json")
     assert row["games_total"] == 18 and row["kl_start"] > 0 and row["best"].endswith("3.keras")
+
+
+def test_a_stopped_run_resumes_with_its_pool_baseline_and_optimizer(tmp_path):
+    from harness.files import read_json
+    from harness.rl.runs import make_run
+
+    quiet = dict(log=lambda _: None)
+    make_run(run_config(tmp_path, "straight", 2), **quiet).run()
+    make_run(run_config(tmp_path, "stopped", 1), **quiet).run()
+    resumed = make_run(run_config(tmp_path, "stopped", 2), **quiet)
+    resumed.run(resume=True)
+    a, b = tmp_path / "straight", tmp_path / "stopped"
+    np.testing.assert_array_equal(np.load(a / "games/gen-0002.npz")["moves"],
+                                  np.load(b / "games/gen-0002.npz")["moves"])
+    sa, sb = read_json(a / "state.json"), read_json(b / "state.json")
+    for key in ("generation", "pool", "baseline_mean", "games_total", "evaluations_total",
+                "train_samples_total", "selfplay_flops", "train_flops", "best"):
+        assert sa[key] == sb[key], key
+    assert resumed.learners["main"].step == 2  # the optimizer's count went on from the file
 
 
 def test_what_the_policy_gradient_loop_does_not_do_is_refused(tmp_path):
