@@ -56,6 +56,19 @@ def test_opponents_are_drawn_with_the_configured_weights():
     assert abs(drawn.count("gen-3") / 6000 - 8 / 15) < 0.03
 
 
+def test_the_entropy_bonus_rises_under_the_floor_and_halves_back_above_it():
+    from harness.rl.pg_run import next_entropy_weight
+
+    pg = PolicyGradientConfig(entropy_bonus=0.01, entropy_floor=1.5, entropy_boost=0.02)
+    weight = 0.01
+    for _ in range(3):  # collapsing: 1.2 nats, under the floor
+        weight = next_entropy_weight(weight, 1.2, pg)
+    assert weight == pytest.approx(0.07)
+    weight = next_entropy_weight(weight, 2.0, pg)  # recovered
+    assert weight == pytest.approx(0.04)
+    assert next_entropy_weight(0.0, 0.1, PolicyGradientConfig()) == 0.0  # no floor: no bonus
+
+
 # --- the games -----------------------------------------------------------------------
 
 class UniformPolicy:
