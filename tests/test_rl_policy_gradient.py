@@ -69,6 +69,15 @@ def test_the_entropy_bonus_rises_under_the_floor_and_halves_back_above_it():
     assert next_entropy_weight(0.0, 0.1, PolicyGradientConfig()) == 0.0  # no floor: no bonus
 
 
+def test_a_step_with_more_positions_than_one_pass_holds_makes_more_updates():
+    from harness.rl.pg_learner import update_count
+
+    assert update_count(5000, PolicyGradientConfig(updates=2)) == 2
+    assert update_count(5000, PolicyGradientConfig(updates=2, max_positions=1000)) == 5
+    assert update_count(5001, PolicyGradientConfig(updates=2, max_positions=1000)) == 6
+    assert update_count(500, PolicyGradientConfig(updates=2, max_positions=1000)) == 2
+
+
 # --- the games -----------------------------------------------------------------------
 
 class UniformPolicy:

@@ -283,10 +283,15 @@ class PolicyGradientConfig:
     entropy_floor: float = 0.0
     entropy_boost: float = 0.01
     updates: int = 1  # optimizer steps per step, each on a share of its positions
+    # At most this many positions in one forward and backward pass: a step
+    # with more makes more updates (0: no limit; 19x19 needs one).
+    max_positions: int = 0
 
     def __post_init__(self) -> None:
         if self.games < 1 or self.parallel < 0 or self.opponents < 1 or self.updates < 1:
             raise ValueError("pg needs games, opponents and updates >= 1 and parallel >= 0")
+        if self.max_positions < 0:
+            raise ValueError("pg max_positions must be >= 0 (0: no limit)")
         if not self.sample_temperature > 0:
             raise ValueError(f"pg sample_temperature must be > 0, got {self.sample_temperature}")
         if self.opening_moves < 0 or self.max_moves < 0:

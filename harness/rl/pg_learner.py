@@ -113,6 +113,14 @@ def compile_learner(model, config: RLConfig) -> None:
     apply_jit_compile(model, t)
 
 
+def update_count(positions: int, pg) -> int:
+    """Optimizer steps for a step of ``positions`` learner moves: ``[pg]
+    updates``, or more where a share would exceed ``max_positions``."""
+    if pg.max_positions:
+        return max(pg.updates, -(-positions // pg.max_positions))
+    return pg.updates
+
+
 class PolicyGradientLearner:
     """The network that learns, with the interface the run's loop shares with
     :class:`harness.rl.learner.Learner` (``model``, ``value_loss``, ``save``,
@@ -170,9 +178,9 @@ class PolicyGradientLearner:
 
     def train(self, games, advantage: np.ndarray, start_policy: np.ndarray | None,
               beta: float, eta: float, rng: np.random.Generator) -> dict[str, float]:
-        """``[pg] updates`` optimizer steps on the learner's moves of ``games``
-        (a :class:`harness.rl.pg_games.StepGames`), each on a random share of
-        them; mean losses."""
+        """:func:`update_count` optimizer steps on the learner's moves of
+        ``games`` (a :class:`harness.rl.pg_games.StepGames`), each on a random
+        share of them; mean losses."""
         from harness.features import get_encoder
 
         encoder = get_encoder(self.config.encoder)
@@ -184,7 +192,7 @@ class PolicyGradientLearner:
         value = value_targets(games.outcome, self.value_loss)
         order = rng.permutation(m)
         sums: dict[str, float] = {}
-        shares = np.array_split(order, min(self.config.pg.updates, m))
+        shares = np.array_split(order, min(m, update_count(m, self.config.pg)))
         for rows in shares:
             rows = np.sort(rows)
             x = encoder.encode(games.history[rows], games.to_play[rows], self.config.board_size)
