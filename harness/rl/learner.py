@@ -63,12 +63,15 @@ def loss_weights(config: RLConfig, model) -> dict[str, float]:
     return weights
 
 
-def learning_rate(config: RLConfig):
+def learning_rate(config: RLConfig, model_name: str):
     """The optimizer's rate: the ``[train]`` schedule over the run's
-    generations of ``steps`` each (its ``lr_*_epochs`` count generations)."""
+    generations of ``steps`` each (its ``lr_*_epochs`` count generations),
+    from the rate of the network's family (``model_name``, the network's own:
+    a run that starts from a file trains what the file holds) unless
+    ``[train]`` sets one."""
     from harness.train.schedules import keras_schedule
 
-    t = with_family_defaults(config.train, config.model)
+    t = with_family_defaults(config.train, model_name)
     return keras_schedule(t.schedule(max(1, t.steps), config.generations))
 
 
@@ -121,7 +124,7 @@ class Learner:
             model = build_model(model_name, config.board_size, planes,
                                 heads=("policy", "value", *config.heads) if config.heads else None,
                                 seed=config.seed)
-        compile_model(model, config.train, learning_rate(config), _value_loss(model),
+        compile_model(model, config.train, learning_rate(config, model.name), _value_loss(model),
                       soft_policy=True, weights=loss_weights(config, model))
         # Build the optimizer's slots now so that the first checkpoint already
         # holds them (a checkpoint saved before any step would not).

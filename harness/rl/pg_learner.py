@@ -28,6 +28,7 @@ import numpy as np
 from harness.rl.config import RLConfig
 from harness.rl.learner import model_heads
 from harness.train.distribute import optimizer_step
+from harness.train.family import with_family_defaults
 
 NEG = -1e9  # a logit that no candidate can lose to
 
@@ -98,7 +99,7 @@ def compile_learner(model, config: RLConfig) -> None:
     from harness.train.schedules import keras_schedule
     from harness.train.trainer import apply_jit_compile, make_optimizer
 
-    t = config.train
+    t = with_family_defaults(config.train, model.name)
     value = (keras.losses.BinaryCrossentropy() if model_value_loss(model) == "bce"
              else keras.losses.MeanSquaredError())
     losses = {"policy": PolicyGradientLoss(), "value": value}

@@ -19,6 +19,7 @@ from harness.config_io import setting
 from harness.rl.value_games import ValuePositions
 from harness.stats.bootstrap import mean_interval
 from harness.train.config import OptimizerSettings
+from harness.train.family import with_family_defaults
 
 START_FROM = ("rl", "sl")
 
@@ -114,6 +115,7 @@ def train_value_network(model, settings: ValueNetSettings, encoder, positions: V
     from harness.train.evaluation import model_value_loss
     from harness.train.trainer import compile_model
 
+    settings = with_family_defaults(settings, model.name)
     compile_model(model, settings, settings.lr, model_value_loss(model), soft_policy=True,
                   weights={"policy": 0.0, "value": 1.0})
     sigmoid = model_value_loss(model) == "bce"
