@@ -1,36 +1,107 @@
 """A compute-frontier study: which networks, on which data, at which computes.
 
 One frozen dataclass read from a TOML file's ``[frontier]`` table (over its
-top-level keys). The training settings are ``harness train``'s own
-(:class:`~harness.train.config.TrainingSettings`, the data and splits of
-:class:`~harness.train.config.DataSplitSettings`), so a key means here what it
-means there; what only a frontier has is its models, its compute range and
-how each savepoint is made. Everything that needs neither TensorFlow nor the
-dataset is checked here, so a typo costs milliseconds.
+top-level keys). A supervised study's training settings are ``harness
+train``'s own (:class:`~harness.train.config.TrainingSettings`, the data and
+splits of :class:`~harness.train.config.DataSplitSettings`), so a key means
+here what it means there. A self-play study's are ``harness rl``'s: its
+``[rl]`` table is :class:`~harness.rl.config.RLSettings` (board, search,
+self-play, learner, window...), the study naming each run's network and
+running it to the largest savepoint; its ``[rating]`` table
+(:class:`RatingSettings`) says how the savepoints are rated. What only a
+frontier has is its models, its compute range and how each savepoint is
+made. Everything that needs neither TensorFlow nor the dataset is checked
+here, so a typo costs milliseconds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.config_io import ConfigError, load_config, setting
+from harness.arena.settings import MatchSettings
+from harness.config_io import ConfigError, load_config, setting, values_of
 from harness.devices import DeviceSettings
 from harness.nets.plugins import PluginSettings
+from harness.rl.config import RLSettings
 from harness.train.config import DataSplitSettings, TrainingSettings
 from harness.train.metrics import INTERVAL_METRICS
 
-# What trains the networks: supervised learning on a dataset (self-play: issue #61, item 2).
-KINDS = ("supervised",)
-NOT_YET_KINDS = ("selfplay", "rl")
+# What trains the networks: supervised learning on a dataset, or self-play from zero.
+KINDS = ("supervised", "selfplay")
+# A self-play study's one metric: every savepoint in one pooled Bradley-Terry rating.
+ELO = "elo"
 # How a savepoint's checkpoint is made: one run per savepoint, each with its
 # whole learning-rate schedule; or one run at a constant rate with a short
 # cool-down branch at each savepoint (Hägele et al. 2024).
 SAVEPOINTS = ("per-budget", "cooldown")
 # harness train's settings that a study sets for each run itself.
 SET_BY_STUDY = ("budget", "budget_unit", "epochs", "seeds")
+
+
+@dataclass(frozen=True)
+class RatingSettings(MatchSettings):
+    """How a self-play study rates its savepoints: one pooled Bradley-Terry
+    rating of every savepoint of every model, the test-time players (each
+    model's last savepoint at every ``test_playouts``) and the ``anchors``,
+    the first anchor fixed at ``anchor_elo``. Every network searches
+    ``eval_playouts`` per move (PUCT), so strength is compared at one
+    stated search. Games are played in rounds between neighbours of the
+    current rating order until every interval's half-width is below
+    ``target_halfwidth`` or ``max_rating_games`` are played; how each game is
+    played (move cap, games at once) is :class:`MatchSettings`'."""
+
+    anchors: list[str] = setting(
+        ["random", "gnugo:1"], "fixed players rated beside the networks, the first at "
+        "anchor_elo; a gnugo:LEVEL anchor is left out (said so) where GNU Go is not installed",
+        metavar="SPEC,...")
+    anchor_elo: float = setting(0.0, "the Elo of the first anchor")
+    eval_playouts: int = setting(16, "playouts per move of every savepoint's player")
+    test_playouts: list[int] = setting(
+        [1, 4, 16, 64], "playouts of each model's last savepoint in the test-time table "
+        "(KataGo #1031: networks x visits)", metavar="N,...")
+    target_halfwidth: float = setting(
+        100.0, "stop when every player's 95% interval is narrower than this, in Elo on "
+        "either side")
+    round_pair_games: int = setting(
+        2, "games per neighbour pair in each round (colours alternate)")
+    max_rating_games: int = setting(400, "stop after this many rating games in all")
+
+    def __post_init__(self) -> None:
+        problems = list(_rating_problems(self))
+        if problems:
+            raise ConfigError(problems[0])
+        getattr(super(), "__post_init__", lambda: None)()
+
+
+def _rating_problems(r: RatingSettings):
+    from harness.players.base import PlayerSpecError
+    from harness.players.spec import NETWORK_KINDS, parse_player
+
+    if not r.anchors:
+        yield "rating: anchors is empty (the first anchor fixes the scale: anchors = ['random'])"
+    if len(set(r.anchors)) != len(r.anchors):
+        yield f"rating: anchors must be distinct, got {r.anchors}"
+    for text in r.anchors:
+        try:
+            spec = parse_player(text)
+        except PlayerSpecError as e:
+            yield f"rating: anchor {e}"
+            continue
+        if spec.kind in NETWORK_KINDS:
+            yield (f"rating: anchor {text!r} is a network; anchors are fixed players "
+                   "(random, gnugo:N)")
+    if r.eval_playouts < 1 or any(p < 1 for p in r.test_playouts):
+        yield "rating: eval_playouts and every test_playouts must be at least 1"
+    if len(set(r.test_playouts)) != len(r.test_playouts):
+        yield f"rating: test_playouts must be distinct, got {r.test_playouts}"
+    if not (math.isfinite(r.target_halfwidth) and r.target_halfwidth > 0):
+        yield f"rating: target_halfwidth must be a positive number of Elo, got {r.target_halfwidth}"
+    if r.round_pair_games < 1 or r.max_rating_games < 1:
+        yield "rating: round_pair_games and max_rating_games must be at least 1"
 
 
 @dataclass(frozen=True)
@@ -45,8 +116,9 @@ class FrontierConfig(TrainingSettings, DataSplitSettings, PluginSettings, Device
     savepoint, branched at ``1 - lr_cooldown`` of every savepoint into a
     cool-down to ``lr_final`` that ends at the savepoint."""
 
-    kind: str = setting("supervised", "what trains the networks: supervised",
-                        choices=(*KINDS, *NOT_YET_KINDS))
+    kind: str = setting("supervised", "what trains the networks: supervised (on data, "
+                        "scored on held-out positions) or selfplay (from zero, rated in Elo)",
+                        choices=KINDS)
     models: list[str] = setting(
         [], "the networks, every family at every size: zoo names (a0.tiny) or plugin "
         "references, as harness train --model takes them", metavar="MODEL,...")
@@ -54,8 +126,10 @@ class FrontierConfig(TrainingSettings, DataSplitSettings, PluginSettings, Device
         {}, "a model's family, where its name does not say it (a plugin reference), or to "
         "join or split families (default: the zoo name without its size, a0.tiny: a0)",
         flag="--family", metavar="MODEL=FAMILY")
-    min_flops: float = setting(0.0, "the smallest savepoint, in training FLOPs")
-    max_flops: float = setting(0.0, "the largest savepoint, in training FLOPs")
+    min_flops: float = setting(0.0, "the smallest savepoint, in training FLOPs (selfplay: "
+                               "training and self-play FLOPs)")
+    max_flops: float = setting(0.0, "the largest savepoint, in training FLOPs (selfplay: "
+                               "training and self-play FLOPs)")
     points_per_decade: float = setting(
         2.0, "savepoints per decade of FLOPs, log-spaced from min_flops to max_flops (both "
         "included)")
@@ -67,6 +141,15 @@ class FrontierConfig(TrainingSettings, DataSplitSettings, PluginSettings, Device
         ("policy_top1", "value_mse"), "the held-out metrics a frontier is drawn for",
         metavar="METRIC,...")
     seed: int = setting(0, "random seed of every run")
+    rl: RLSettings = field(default_factory=RLSettings, metadata={
+        "cli": False, "help": "kind = selfplay: harness rl's settings of every run"})
+    rating: RatingSettings = field(default_factory=RatingSettings, metadata={
+        "cli": False, "help": "kind = selfplay: how the savepoints are rated"})
+
+    @property
+    def study_metrics(self) -> tuple[str, ...]:
+        """What each savepoint is measured by: the held-out metrics, or Elo."""
+        return (ELO,) if self.kind == "selfplay" else tuple(self.metrics)
 
     def __post_init__(self) -> None:
         problems = list(_frontier_problems(self))
@@ -76,9 +159,7 @@ class FrontierConfig(TrainingSettings, DataSplitSettings, PluginSettings, Device
 
 
 def _frontier_problems(c: FrontierConfig):
-    if c.kind in NOT_YET_KINDS:
-        yield f"kind {c.kind!r}: self-play frontiers are not implemented yet (kind = 'supervised')"
-    elif c.kind not in KINDS:
+    if c.kind not in KINDS:
         yield f"unknown kind {c.kind!r} (choose from {', '.join(KINDS)})"
     if not c.models:
         yield "no models given (models = ['a0.tiny', 'mobile.tiny', ...])"
@@ -87,10 +168,6 @@ def _frontier_problems(c: FrontierConfig):
     for model in c.families:
         if model not in c.models:
             yield f"families names {model!r}, which is not in models"
-    if not c.data:
-        yield "no dataset given (data = 'datasets/NAME.h5', made by harness ingest)"
-    if not c.val_split:
-        yield "val_split is empty: every savepoint is evaluated on a held-out split"
     for name in ("min_flops", "max_flops", "points_per_decade"):
         value = getattr(c, name)
         if not (math.isfinite(value) and value > 0):
@@ -99,6 +176,14 @@ def _frontier_problems(c: FrontierConfig):
         yield f"min_flops ({c.min_flops:g}) must be below max_flops ({c.max_flops:g})"
     if c.savepoints not in SAVEPOINTS:
         yield f"unknown savepoints {c.savepoints!r} (choose from {', '.join(SAVEPOINTS)})"
+    yield from (_selfplay_problems(c) if c.kind == "selfplay" else _supervised_problems(c))
+
+
+def _supervised_problems(c: FrontierConfig):
+    if not c.data:
+        yield "no dataset given (data = 'datasets/NAME.h5', made by harness ingest)"
+    if not c.val_split:
+        yield "val_split is empty: every savepoint is evaluated on a held-out split"
     if c.savepoints == "cooldown" and c.lr_schedule != "wsd":
         yield ("savepoints = 'cooldown' gives every savepoint a warm-up, stable, decay schedule: "
                f"set lr_schedule = 'wsd' (not {c.lr_schedule!r}; lr_cooldown is the cool-down)")
@@ -115,6 +200,30 @@ def _frontier_problems(c: FrontierConfig):
         yield "epochs: a frontier run ends in one checkpoint per savepoint; leave epochs out"
     if c.seeds:
         yield "seeds: a frontier study runs one seed (seed); leave seeds out"
+    for table, default in (("rl", RLSettings()), ("rating", RatingSettings())):
+        if getattr(c, table) != default:
+            yield f"[{table}] is a self-play study's table; kind = 'supervised' leaves it out"
+
+
+def _selfplay_problems(c: FrontierConfig):
+    defaults = FrontierConfig.__dataclass_fields__
+    for cls in (TrainingSettings, DataSplitSettings):
+        for name, value in values_of(c, cls).items():
+            if value != _default(defaults[name]):
+                yield (f"{name} is a supervised study's setting; a self-play study trains as "
+                       "its [rl] table (and [rl.train]) says: leave it out")
+    if c.savepoints != "per-budget":
+        yield ("savepoints: a self-play study's savepoints are its runs' generation "
+               "checkpoints; leave savepoints out")
+    if tuple(c.metrics) not in (tuple(_default(defaults["metrics"])), (ELO,)):
+        yield f"metrics: a self-play study rates its savepoints in {ELO!r}; leave metrics out"
+    if c.rl.curriculum.enabled:
+        yield "[rl.curriculum]: a self-play study runs one network per model; disable it"
+
+
+def _default(f: dataclasses.Field):
+    """A field's default value, made fresh where it has a factory."""
+    return f.default_factory() if f.default is dataclasses.MISSING else f.default
 
 
 def savepoint_flops(config: FrontierConfig) -> tuple[float, ...]:
@@ -153,6 +262,7 @@ def load_frontier_config(path: str | Path, overrides: dict[str, Any] | None = No
     from harness.devices import use_backend
     from harness.nets.plugins import load_plugins, model_spec
 
+    _refuse_top_level_tables(path)
     config = load_config(FrontierConfig, path, overrides, table="frontier")
     try:
         use_backend(config.keras_backend)
@@ -167,3 +277,22 @@ def load_frontier_config(path: str | Path, overrides: dict[str, Any] | None = No
             raise ConfigError(f"{path}: " + (message if model in message else
                                              f"unknown model {model!r}: {message}")) from None
     return config
+
+
+# The study's own tables: under [frontier] they are [frontier.rl] and
+# [frontier.rating]; at the top level of a file with a [frontier] table they
+# would be another command's tables, and read by no one.
+STUDY_TABLES = ("rl", "rating")
+
+
+def _refuse_top_level_tables(path: str | Path) -> None:
+    """A top-level ``[rl]`` beside ``[frontier]`` would be silently unread: say where it goes."""
+    from harness.config_io import read_toml
+
+    values = read_toml(path)
+    if isinstance(values.get("frontier"), dict):
+        for table in STUDY_TABLES:
+            if isinstance(values.get(table), dict):
+                raise ConfigError(f"{path}: [{table}] is a study's table: write it as "
+                                  f"[frontier.{table}] (and [frontier.{table}.mcts] for its "
+                                  "own tables) under [frontier]")

@@ -23,6 +23,7 @@ from pathlib import Path
 from harness.config_io import ConfigError
 from harness.frontier.config import FrontierConfig
 from harness.frontier.plan import Savepoint, flops_label, train_config
+from harness.rl.config import RLConfig
 from harness.train.config import TrainConfig
 
 Log = Callable[[str], None]
@@ -127,7 +128,7 @@ def _ensure_run(wanted: TrainConfig, source: Path | None, doing: str, *, progres
     resolved = resolve_against_world(wanted)[0]
     if run.exists():
         saved = run.read_config()
-        _check_same(saved, resolved, run.path)
+        check_same(saved, resolved, run.path)
         state = run.read_state()
         if saved.pace.run_over(state):
             log(f"{name}: finished, {state.samples_seen:,} samples; skipping")
@@ -149,8 +150,8 @@ def _ensure_run(wanted: TrainConfig, source: Path | None, doing: str, *, progres
     return run.path / run.read_state().checkpoint
 
 
-def _check_same(saved: TrainConfig, wanted: TrainConfig, path: Path) -> None:
-    """Refuse a run made under other settings: its savepoint would not be this study's."""
+def check_same(saved: TrainConfig | RLConfig, wanted: TrainConfig | RLConfig, path: Path) -> None:
+    """Refuse a run made under other settings: its savepoints would not be this study's."""
     have, want = _plain(saved.to_dict()), _plain(wanted.to_dict())
     for key in sorted((set(have) | set(want)) - {"run", "runs_dir"}):  # where it was found
         if have.get(key) != want.get(key):

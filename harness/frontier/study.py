@@ -1,5 +1,7 @@
 """``harness frontier``'s work: train what is missing, score every savepoint, report.
 
+(A self-play study's work is :mod:`harness.frontier.selfplay_study`'s.)
+
 Layout of the study's folder ``DIR``: ``runs/RUN/`` (one ``harness train`` run
 per network and savepoint), ``evaluations/RUN.json`` (each savepoint's scores),
 ``config.json`` (the study as read), ``points.csv`` (every network at every
@@ -36,10 +38,15 @@ class StudyResult:
 
 def run_frontier(config: FrontierConfig, out: str | Path, *, progress: bool = True,
                  log: Callable[[str], None] = print) -> StudyResult:
-    """Train, score and report the study ``config`` in ``out``."""
+    """Train, score and report the study ``config`` in ``out`` (a self-play
+    study: :func:`harness.frontier.selfplay_study.run_selfplay_frontier`)."""
     from harness.report.frontier import write_frontier_report
 
     out = Path(out)
+    if config.kind == "selfplay":
+        from harness.frontier.selfplay_study import run_selfplay_frontier
+
+        return run_selfplay_frontier(config, out, progress=progress, log=log)
     runs_dir = out / "runs"
     flops = savepoint_flops(config)
     log(f"frontier: {len(config.models)} models x {len(flops)} savepoints from "

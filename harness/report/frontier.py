@@ -346,9 +346,11 @@ def _safe(name: str) -> str:
 def write_frontier_report(points: Sequence[FrontierPoint], out_dir: str | Path, *,
                           targets: Mapping[str, Sequence[float]] | None = None,
                           higher_is_better: Mapping[str, bool] | None = None,
-                          reps: int = DEFAULT_REPS, seed: int = 0) -> list[str]:
+                          reps: int = DEFAULT_REPS, seed: int = 0,
+                          sections: Sequence[str] = ()) -> list[str]:
     """Fit every family's frontier and write ``frontier.csv``, ``fits.csv``,
-    ``frontier-<metric>.png`` and ``report.md`` (Findings, then the fits) into ``out_dir``.
+    ``frontier-<metric>.png`` and ``report.md`` (Findings, the fits, then
+    ``sections``: Markdown lines a study adds, such as how it rated) into ``out_dir``.
 
     ``targets`` maps a metric to values (in the metric's own units, e.g.
     0.45 for top-1) whose compute is wanted; ``higher_is_better`` overrides
@@ -375,6 +377,6 @@ def write_frontier_report(points: Sequence[FrontierPoint], out_dir: str | Path, 
              "Slope per decade: the incline of a change-point fit, or a sigmoid's steepest "
              "slope; turns at: the change point, or the sigmoid's midpoint. Every number with "
              "its 95% bootstrap interval; all parameters in `fits.csv`, the frontier's points "
-             "in `frontier.csv`.", "", "## Figures", "", *figures, ""]
+             "in `frontier.csv`.", "", *sections, "## Figures", "", *figures, ""]
     atomic_write(out / "report.md", "\n".join(lines))
     return findings

@@ -310,21 +310,15 @@ class PolicyGradientConfig:
 
 
 @dataclass(frozen=True)
-class RLConfig(GameSettings, BackendSettings, RunSettings):
-    """A self-play reinforcement-learning run; board, komi, rules and backend
-    are the shared settings it inherits (``backend = "ray"``: self-play on Ray
-    actors)."""
+class RLSettings(GameSettings, BackendSettings):
+    """How self-play learns, whatever the run: the board, komi, rules and
+    backend it inherits, the encoder and every stage's table. A run
+    (:class:`RLConfig`) adds which network, how long and where; a self-play
+    frontier study's ``[rl]`` table is this class, the study setting the rest
+    per model."""
 
     encoder: str = "agz17"
-    model: str = setting("a0.tiny", "zoo name of a fresh network (a resumed run keeps its own)")
     heads: list[str] = field(default_factory=list)  # extra heads of a fresh net
-    generations: int = setting(
-        10, "total generations (on --resume: extends or shortens the run)")
-    max_hours: float = setting(
-        0.0, "time budget in hours of the run's own clock (self-play and training; start-up, "
-        "exports and checkpoints come on top): no new generation starts after it, 0: none "
-        "(on --resume: replaces the saved budget)", flag="--hours")
-    seed: int = setting(0, "random seed")
     # "alphazero": searched self-play into a replay window (the tables below);
     # "policy-gradient": AlphaGo's REINFORCE against a pool of past selves,
     # one generation per step ([pg]; [train] gives its optimizer).
@@ -347,12 +341,6 @@ class RLConfig(GameSettings, BackendSettings, RunSettings):
             self._check_policy_gradient()
         if not 2 <= self.board_size <= 25:
             raise ValueError(f"board_size must be in 2..25, got {self.board_size}")
-        if self.generations < 1:
-            raise ValueError("generations must be at least 1")
-        if self.max_hours < 0:
-            raise ValueError("max_hours must be >= 0 (0: no time limit)")
-        if not self.run:
-            raise ValueError("no run name given (set run = '...' or --run)")
         if (self.curriculum.enabled and self.curriculum.criterion == "gating"
                 and not self.gating.enabled):
             raise ValueError("curriculum criterion 'gating' needs [gating] enabled = true")
@@ -375,6 +363,30 @@ class RLConfig(GameSettings, BackendSettings, RunSettings):
         for what, used in unsupported:
             if used:
                 raise ValueError(f"algorithm = \"policy-gradient\" does not support {what}")
+
+@dataclass(frozen=True)
+class RLConfig(RLSettings, RunSettings):
+    """A self-play reinforcement-learning run: the settings of
+    :class:`RLSettings` (``backend = "ray"``: self-play on Ray actors), the
+    network, the run's length and where it lives."""
+
+    model: str = setting("a0.tiny", "zoo name of a fresh network (a resumed run keeps its own)")
+    generations: int = setting(
+        10, "total generations (on --resume: extends or shortens the run)")
+    max_hours: float = setting(
+        0.0, "time budget in hours of the run's own clock (self-play and training; start-up, "
+        "exports and checkpoints come on top): no new generation starts after it, 0: none "
+        "(on --resume: replaces the saved budget)", flag="--hours")
+    seed: int = setting(0, "random seed")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.generations < 1:
+            raise ValueError("generations must be at least 1")
+        if self.max_hours < 0:
+            raise ValueError("max_hours must be >= 0 (0: no time limit)")
+        if not self.run:
+            raise ValueError("no run name given (set run = '...' or --run)")
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -218,8 +218,12 @@ class RLRun:
                        evaluations=state.evaluations_total)
 
     # --- the loop -------------------------------------------------------------
-    def run(self, *, resume: bool = False, generations: int | None = None) -> GenerationState:
-        """Create or resume the run and work until its last generation is done."""
+    def run(self, *, resume: bool = False, generations: int | None = None,
+            until_flops: float | None = None) -> GenerationState:
+        """Create or resume the run and work until its last generation is done,
+        or, with ``until_flops``, until the first generation whose cumulative
+        compute (training and self-play FLOPs) reaches it: a compute-frontier
+        study's largest savepoint, whose generation count nobody knows ahead."""
         if resume:
             state = self.read_state()
             self.log(f"resuming {self.path} at generation {state.generation} ({state.phase})")
@@ -229,7 +233,8 @@ class RLRun:
             state = self.create()
         last = min(self.config.generations, generations or self.config.generations)
         try:
-            while state.generation <= last and not self.out_of_time(state):
+            while (state.generation <= last and not self.out_of_time(state)
+                   and not compute_reached(state, until_flops)):
                 self.generation(state)
         finally:
             if self._actors is not None:
@@ -507,6 +512,14 @@ class RLRun:
         for row in rows:
             writer.writerow({k: _fmt(row.get(k, "")) for k in self.stats_columns})
         atomic_write(self.path / "stats.csv", buf.getvalue())
+
+
+def compute_reached(state: GenerationState, flops: float | None) -> bool:
+    """Whether the committed generations' training and self-play FLOPs reach
+    ``flops`` (never for None; only between generations, so the run ends on a
+    finished one)."""
+    return (flops is not None and state.phase == "selfplay"
+            and state.train_flops + state.selfplay_flops >= flops)
 
 
 def _fmt(value):
