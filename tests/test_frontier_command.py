@@ -157,7 +157,7 @@ def test_cooldown_savepoints_branch_one_constant_rate_run(tmp_path, dataset_5x5)
     ({"savepoints": "cooldown"}, "set lr_schedule = 'wsd'"),
     ({"savepoints": "cooldown", "lr_schedule": "wsd", "lr_cooldown": 0.01},
      "a cool-down needs a batch on either side"),
-    ({"kind": "selfplay"}, "not implemented yet"),
+    ({"kind": "selfplay"}, "is a supervised study's setting; a self-play study trains as"),
     ({"budget": 100}, "budget is set per savepoint"),
 ])
 def test_a_bad_config_is_one_line(tmp_path, capsys, dataset_5x5, changes, message):

@@ -51,6 +51,8 @@ DIFFERENT_SETTINGS = {
     "playouts": "a tournament's override of every searcher; a suite's network players' "
                 "search; gating's search; MCTS's default",
     "replay_rules": "an ingest's ko rule and its worker's copy",
+    "rl": "a suite's [rl] section (which self-play runs it makes); a self-play frontier "
+          "study's [frontier.rl] table (harness rl's settings of every run)",
     "rules": "the rule sets an ingest accepts and its worker's copy; the rules games are "
              "played under",
     "seed": "each stage's random seed",

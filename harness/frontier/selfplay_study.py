@@ -26,6 +26,7 @@ from harness.files import atomic_json, atomic_write, csv_text
 from harness.frontier.config import ELO, FrontierConfig, family_of, savepoint_flops
 from harness.frontier.plan import flops_label
 from harness.frontier.rating import STOP_REASONS
+from harness.frontier.result import StudyResult
 from harness.frontier.selfplay_runs import Generation, ensure_run, select_generations
 from harness.nets.plugins import directory_name
 from harness.players.spec import PlayerSpec
@@ -67,10 +68,9 @@ def player_name(model: str, generation: int, playouts: int) -> str:
 
 
 def run_selfplay_frontier(config: FrontierConfig, out: Path, *, progress: bool,
-                          log: Callable[[str], None]):
+                          log: Callable[[str], None]) -> StudyResult:
     """Run, rate and report the self-play study ``config`` in ``out``."""
     from harness.frontier.rating_games import play_pool
-    from harness.frontier.study import StudyResult
     from harness.report.frontier import write_frontier_report
 
     flops = savepoint_flops(config)
@@ -113,7 +113,7 @@ def run_selfplay_frontier(config: FrontierConfig, out: Path, *, progress: bool,
     sections = _sections(config, pool, anchors, left_out, test_time, rate)
     findings = write_frontier_report(list(frontier_points.values()), out, seed=config.seed,
                                      sections=sections)
-    return StudyResult(out / "report.md", findings, [])
+    return StudyResult(out / "report.md", findings)
 
 
 def network(config: FrontierConfig, model: str, generations: list[Generation],

@@ -17,23 +17,16 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from harness.files import atomic_json, atomic_write, csv_text
 from harness.frontier.config import FrontierConfig, savepoint_flops
 from harness.frontier.plan import flops_label, networks, plan_savepoints
+from harness.frontier.result import StudyResult
 from harness.frontier.scores import Scored, score_checkpoint
 
 POINTS_COLUMNS = ("family", "model", "params", "forward_flops", "savepoint_flops", "samples",
                   "run", "flops", "metric", "value", "low", "high", "games")
-
-
-@dataclass(frozen=True)
-class StudyResult:
-    report: Path
-    findings: list[str]
-    scored: list[Scored]
 
 
 def run_frontier(config: FrontierConfig, out: str | Path, *, progress: bool = True,
