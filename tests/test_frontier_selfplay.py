@@ -88,7 +88,7 @@ def test_each_savepoint_is_the_first_generation_at_or_past_its_compute(study):
 
 
 def test_one_pooled_rating_with_random_fixed_at_zero_and_the_test_time_players(study):
-    config, out, result, _ = study
+    _, out, result, _ = study
     ratings = {r["player"]: r for r in read_csv(out / "ratings.csv")}
     assert [float(ratings["random"][k]) for k in ("elo", "low", "high")] == [0.0, 0.0, 0.0]
     last = generations(out / "runs" / "a0.tiny")[-1].generation

@@ -24,7 +24,7 @@ from pathlib import Path
 from harness.arena.tournament import NamedPlayer
 from harness.files import atomic_json, atomic_write, csv_text
 from harness.frontier.config import ELO, FrontierConfig, family_of, savepoint_flops
-from harness.frontier.plan import flops_label
+from harness.frontier.plan import Network, flops_label
 from harness.frontier.rating import STOP_REASONS
 from harness.frontier.result import StudyResult
 from harness.frontier.selfplay_runs import Generation, ensure_run, select_generations
@@ -42,13 +42,10 @@ TEST_TIME_COLUMNS = ("family", "model", "generation", "flops", "playouts", "play
 
 
 @dataclass(frozen=True)
-class Network:
+class Run:
     """One model of the study, what it costs, and its run's generations."""
 
-    model: str
-    family: str
-    forward_flops: int  # per position
-    params: int
+    network: Network
     generations: list[Generation]
 
 
@@ -79,46 +76,57 @@ def run_selfplay_frontier(config: FrontierConfig, out: Path, *, progress: bool,
         f"(self-play on {config.rl.board_size}x{config.rl.board_size}) in {out}")
     out.mkdir(parents=True, exist_ok=True)
     atomic_json(out / "config.json", dataclasses.asdict(config))
-    nets = [network(config, model, ensure_run(config, model, out / "runs", flops[-1], log=log),
-                    log) for model in config.models]
-    savepoints = {n.model: [n.generations[i] for i in
-                            select_generations([g.flops for g in n.generations], flops)]
-                  for n in nets}
-    anchors, left_out = available_anchors(config, log)
+    anchors, left_out = available_anchors(config, log)  # before any run: the first must play
+    runs = [measured_run(config, model, ensure_run(config, model, out / "runs", flops[-1],
+                                                   log=log), log) for model in config.models]
+    savepoints = {r.network.model: [r.generations[i] for i in
+                                    select_generations([g.flops for g in r.generations], flops)]
+                  for r in runs}
+    nets = [r.network for r in runs]
     rated = network_players(config, nets, savepoints)
     players = [anchors[0], *(NamedPlayer(r.name, _mcts(r)) for r in rated), *anchors[1:]]
     pool = play_pool(config, players, out / "rating", progress=progress, log=log)
-    games = _games_per_player(pool.rows)
-    by_name = {r.name: r for r in rated}
-    row_of = pool.rating.of
-    rating_rows = [[p.name, *(_player_columns(by_name.get(p.name))), *row_of(p.name),
-                    games.get(p.name, 0)] for p in players]
-    atomic_write(out / "ratings.csv", csv_text(RATINGS_COLUMNS, rating_rows))
-    point_rows, frontier_points = [], {}
-    for n in nets:
-        for s, g in zip(flops, savepoints[n.model], strict=True):
-            name = player_name(n.model, g.generation, config.rating.eval_playouts)
-            value, low, high = row_of(name)
-            point_rows.append([n.family, n.model, n.params, n.forward_flops, s, g.generation,
-                               name, g.flops, ELO, value, low, high, games.get(name, 0)])
-            frontier_points[name] = FrontierPoint(n.family, n.model, n.params, float(g.flops),
-                                                  ELO, value, low, high)
-    atomic_write(out / "points.csv", csv_text(POINTS_COLUMNS, point_rows))
     test_time = [r for r in rated if r.generation is savepoints[r.network.model][-1]
                  and r.playouts in config.rating.test_playouts]
-    atomic_write(out / "test_time.csv", csv_text(TEST_TIME_COLUMNS, [
-        [r.network.family, r.network.model, r.generation.generation, r.generation.flops,
-         r.playouts, r.name, *row_of(r.name), games.get(r.name, 0)] for r in test_time]))
+    points = write_tables(config, out, flops, savepoints, players, rated, test_time, pool)
     rate = _exchange(config, pool.rating, rated, test_time)
     sections = _sections(config, pool, anchors, left_out, test_time, rate)
-    findings = write_frontier_report(list(frontier_points.values()), out, seed=config.seed,
-                                     sections=sections)
+    findings = write_frontier_report(points, out, seed=config.seed, sections=sections)
     return StudyResult(out / "report.md", findings)
 
 
-def network(config: FrontierConfig, model: str, generations: list[Generation],
-            log: Callable[[str], None]) -> Network:
-    """``model`` with its cost, read from its run's generation 0."""
+def write_tables(config: FrontierConfig, out: Path, flops: tuple[float, ...],
+                 savepoints: dict[str, list[Generation]], players: list[NamedPlayer],
+                 rated: list[Rated], test_time: list[Rated], pool) -> list[FrontierPoint]:
+    """``ratings.csv``, ``points.csv`` and ``test_time.csv``; the frontier's
+    points (one per savepoint player: savepoints that share a generation share
+    its point)."""
+    games = _games_per_player(pool.rows)
+    by_name = {r.name: r for r in rated}
+    row_of = pool.rating.of
+    atomic_write(out / "ratings.csv", csv_text(RATINGS_COLUMNS, [
+        [p.name, *_player_columns(by_name.get(p.name)), *row_of(p.name), games.get(p.name, 0)]
+        for p in players]))
+    point_rows, frontier_points = [], {}
+    for model, chosen in savepoints.items():
+        for s, g in zip(flops, chosen, strict=True):
+            r = by_name[player_name(model, g.generation, config.rating.eval_playouts)]
+            n = r.network
+            value, low, high = row_of(r.name)
+            point_rows.append([n.family, n.model, n.params, n.forward_flops, s, g.generation,
+                               r.name, g.flops, ELO, value, low, high, games.get(r.name, 0)])
+            frontier_points[r.name] = FrontierPoint(n.family, n.model, n.params,
+                                                    float(g.flops), ELO, value, low, high)
+    atomic_write(out / "points.csv", csv_text(POINTS_COLUMNS, point_rows))
+    atomic_write(out / "test_time.csv", csv_text(TEST_TIME_COLUMNS, [
+        [r.network.family, r.network.model, r.generation.generation, r.generation.flops,
+         r.playouts, r.name, *row_of(r.name), games.get(r.name, 0)] for r in test_time]))
+    return list(frontier_points.values())
+
+
+def measured_run(config: FrontierConfig, model: str, generations: list[Generation],
+                 log: Callable[[str], None]) -> Run:
+    """``model``'s run with the network's cost, read from its generation 0."""
     from harness.nets import load_model
     from harness.nets.summary import flops_per_position
 
@@ -126,7 +134,7 @@ def network(config: FrontierConfig, model: str, generations: list[Generation],
     forward, params = flops_per_position(net), int(net.count_params())
     log(f"{model}: {forward:,} FLOPs per position forward, {params:,} parameters, "
         f"{len(generations) - 1} generations to {generations[-1].flops:.3g} FLOPs")
-    return Network(model, family_of(config, model), forward, params, generations)
+    return Run(Network(model, family_of(config, model), forward, params), generations)
 
 
 def available_anchors(config: FrontierConfig, log: Callable[[str], None]

@@ -153,8 +153,9 @@ class RLRun:
         return self.state_path.exists()
 
     # --- start --------------------------------------------------------------
-    def create(self) -> GenerationState:
-        """Generation 0: the initial network(s) on disk, then the first commit."""
+    def create(self, until_flops: float | None = None) -> GenerationState:
+        """Generation 0: the initial network(s) on disk, then the first commit
+        (``until_flops``: what ends the run, for its first line)."""
         config = self.config
         self.path.mkdir(parents=True, exist_ok=True)
         save_config(config, self.path / "config.json")
@@ -170,8 +171,10 @@ class RLRun:
         self.learners = {MAIN: main, **({LARGE: large} if config.curriculum.enabled else {})}
         state.best = state.nets[MAIN].checkpoint
         self.write_state(state)
-        self.log(f"run {self.path}: {config.generations} generations of "
-                 f"{config.selfplay.games} games, {config.board_size}x{config.board_size} "
+        length = (f"generations of {config.selfplay.games} games until {until_flops:.3g} "
+                  "training and self-play FLOPs" if until_flops is not None else
+                  f"{config.generations} generations of {config.selfplay.games} games")
+        self.log(f"run {self.path}: {length}, {config.board_size}x{config.board_size} "
                  f"{config.rules}, {state.nets[MAIN].model}")
         return state
 
@@ -230,7 +233,7 @@ class RLRun:
         else:
             if self.exists():
                 raise ConfigError(f"{self.path}: run already exists (use --resume)")
-            state = self.create()
+            state = self.create(until_flops)
         last = min(self.config.generations, generations or self.config.generations)
         try:
             while (state.generation <= last and not self.out_of_time(state)
