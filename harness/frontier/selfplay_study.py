@@ -91,7 +91,8 @@ def run_selfplay_frontier(config: FrontierConfig, out: Path, *, progress: bool,
     points = write_tables(config, out, flops, savepoints, players, rated, test_time, pool)
     rate = _exchange(config, pool.rating, rated, test_time)
     sections = _sections(config, pool, anchors, left_out, test_time, rate)
-    findings = write_frontier_report(points, out, seed=config.seed, sections=sections)
+    findings = write_frontier_report(points, out, seed=config.seed, sections=sections,
+                                     compute="training + self-play compute (FLOPs)")
     return StudyResult(out / "report.md", findings)
 
 

@@ -300,9 +300,14 @@ def _readable_rows(fits: Sequence[FamilyFit]) -> list[list[str]]:
     return rows
 
 
+# What a frontier's FLOPs count, by default: a supervised study's training FLOPs.
+TRAINING_COMPUTE = "training compute (FLOPs)"
+
+
 def plot_frontier(points: Sequence[FrontierPoint], fits: Sequence[FamilyFit], metric: str,
-                  path: str | Path) -> Path:
-    """Every run faint, each family's frontier bold with its points' intervals, its fit dashed."""
+                  path: str | Path, compute: str = TRAINING_COMPUTE) -> Path:
+    """Every run faint, each family's frontier bold with its points' intervals, its fit
+    dashed; ``compute`` names the x axis."""
     text = metric_text(metric)
     members = [f for f in fits if f.metric == metric]
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
@@ -329,7 +334,7 @@ def plot_frontier(points: Sequence[FrontierPoint], fits: Sequence[FamilyFit], me
             xs = np.linspace(np.log10(flops.min()), np.log10(f.until), 200)
             ax.plot(10.0**xs, f.fit.fit.predict(xs) * text.scale, "--", color=colour, lw=1.5)
     ax.set_xscale("log")
-    ax.set_xlabel("training compute (FLOPs)")
+    ax.set_xlabel(compute)
     ax.set_ylabel(f"{text.name}{' (%)' if text.unit == ' %' else ''}")
     better = "higher" if members and members[0].higher_is_better else "lower"
     ax.set_title(f"Compute frontier: {text.name} ({better} is better)")
@@ -347,10 +352,12 @@ def write_frontier_report(points: Sequence[FrontierPoint], out_dir: str | Path, 
                           targets: Mapping[str, Sequence[float]] | None = None,
                           higher_is_better: Mapping[str, bool] | None = None,
                           reps: int = DEFAULT_REPS, seed: int = 0,
-                          sections: Sequence[str] = ()) -> list[str]:
+                          sections: Sequence[str] = (),
+                          compute: str = TRAINING_COMPUTE) -> list[str]:
     """Fit every family's frontier and write ``frontier.csv``, ``fits.csv``,
     ``frontier-<metric>.png`` and ``report.md`` (Findings, the fits, then
-    ``sections``: Markdown lines a study adds, such as how it rated) into ``out_dir``.
+    ``sections``: Markdown lines a study adds, such as how it rated) into ``out_dir``;
+    ``compute`` names what the FLOPs count, on the figures' x axis.
 
     ``targets`` maps a metric to values (in the metric's own units, e.g.
     0.45 for top-1) whose compute is wanted; ``higher_is_better`` overrides
@@ -368,7 +375,7 @@ def write_frontier_report(points: Sequence[FrontierPoint], out_dir: str | Path, 
     figures = []
     for metric in sorted({f.metric for f in fits}):
         name = f"frontier-{_safe(metric)}.png"
-        plot_frontier(points, fits, metric, out / name)
+        plot_frontier(points, fits, metric, out / name, compute)
         figures.append(f"![{metric_text(metric).name}]({name})")
     header = ["family", "metric", "fit", "slope per decade", "plateau", "turns at (FLOPs)",
               "computes"]
