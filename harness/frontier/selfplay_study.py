@@ -20,6 +20,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness.arena.tournament import NamedPlayer
 from harness.files import atomic_json, atomic_write, csv_text
@@ -31,7 +32,11 @@ from harness.frontier.selfplay_runs import Generation, ensure_run, select_genera
 from harness.nets.plugins import directory_name
 from harness.players.spec import PlayerSpec
 from harness.stats import FrontierPoint
-from harness.stats.exchange import Observation, exchange_rate
+from harness.stats.exchange import ExchangeRate, Observation, exchange_rate
+
+if TYPE_CHECKING:
+    from harness.frontier.rating import PoolRating
+    from harness.frontier.rating_games import PoolResult
 
 RATINGS_COLUMNS = ("player", "family", "model", "generation", "playouts", "flops", "elo",
                    "low", "high", "games")
@@ -98,7 +103,8 @@ def run_selfplay_frontier(config: FrontierConfig, out: Path, *, progress: bool,
 
 def write_tables(config: FrontierConfig, out: Path, flops: tuple[float, ...],
                  savepoints: dict[str, list[Generation]], players: list[NamedPlayer],
-                 rated: list[Rated], test_time: list[Rated], pool) -> list[FrontierPoint]:
+                 rated: list[Rated], test_time: list[Rated],
+                 pool: PoolResult) -> list[FrontierPoint]:
     """``ratings.csv``, ``points.csv`` and ``test_time.csv``; the frontier's
     points (one per savepoint player: savepoints that share a generation share
     its point)."""
@@ -187,7 +193,8 @@ def _player_columns(r: Rated | None) -> list[object]:
             r.generation.flops]
 
 
-def _games_per_player(rows) -> dict[str, int]:
+def _games_per_player(rows: list) -> dict[str, int]:
+    """Rated games (not error games) of each player."""
     games: dict[str, int] = {}
     for row in rows:
         if row.error is None:
@@ -196,7 +203,8 @@ def _games_per_player(rows) -> dict[str, int]:
     return games
 
 
-def _exchange(config: FrontierConfig, rating, rated: list[Rated], test_time: list[Rated]):
+def _exchange(config: FrontierConfig, rating: PoolRating, rated: list[Rated],
+              test_time: list[Rated]) -> ExchangeRate:
     """Elo per decade of compute (savepoints at the evaluation search) against
     Elo per decade of playouts (the last savepoints)."""
     index = {name: i for i, name in enumerate(rating.players)}
@@ -208,7 +216,8 @@ def _exchange(config: FrontierConfig, rating, rated: list[Rated], test_time: lis
                          seed=config.seed)
 
 
-def _sections(config: FrontierConfig, pool, anchors, left_out, test_time, rate) -> list[str]:
+def _sections(config: FrontierConfig, pool: PoolResult, anchors: list[NamedPlayer],
+              left_out: list[str], test_time: list[Rated], rate: ExchangeRate) -> list[str]:
     from harness.report.search_table import PlayoutCell, rating_lines, search_lines
 
     lines = rating_lines(
