@@ -6,7 +6,8 @@ import argparse
 import sys
 
 HELP = ("train every model of a study to every savepoint of training FLOPs, score them on "
-        "the same held-out positions and report each family's compute frontier")
+        "the same held-out positions (or, kind = selfplay, learn from zero and rate every "
+        "savepoint in one pooled Elo rating) and report each family's compute frontier")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
