@@ -218,6 +218,7 @@ def test_the_runs_settings_are_the_frontier_rl_table(tmp_path):
     (STUDY + "[frontier.rl]\ngenerations = 3\n", "unknown key 'generations'"),
     (STUDY + "[frontier.rl.curriculum]\nenabled = true\nmodel = 'a0.small'\n",
      "one network per model"),
+    (STUDY + "[frontier.rl]\nalgorithm = 'policy-gradient'\n", "runs the AlphaZero loop"),
     (STUDY.replace("selfplay", "supervised") + "data = 'd.h5'\n[frontier.rl]\nboard_size = 5\n",
      "[rl] is a self-play study's table"),
 ])

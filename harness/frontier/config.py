@@ -219,6 +219,9 @@ def _selfplay_problems(c: FrontierConfig):
         yield f"metrics: a self-play study rates its savepoints in {ELO!r}; leave metrics out"
     if c.rl.curriculum.enabled:
         yield "[rl.curriculum]: a self-play study runs one network per model; disable it"
+    if c.rl.algorithm != "alphazero":
+        yield (f"[rl] algorithm = {c.rl.algorithm!r}: a self-play study runs the AlphaZero "
+               "loop (policy-gradient frontiers are not built yet); leave algorithm out")
 
 
 def _default(f: dataclasses.Field):

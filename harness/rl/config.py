@@ -364,6 +364,7 @@ class RLSettings(GameSettings, BackendSettings):
             if used:
                 raise ValueError(f"algorithm = \"policy-gradient\" does not support {what}")
 
+
 @dataclass(frozen=True)
 class RLConfig(RLSettings, RunSettings):
     """A self-play reinforcement-learning run: the settings of

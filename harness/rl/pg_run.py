@@ -59,8 +59,9 @@ class PolicyGradientRun(RLRun):
         self._learner_evaluator = None
 
     # --- start ----------------------------------------------------------------
-    def create(self) -> GenerationState:
-        """Step 0: the start network on disk, alone in the pool."""
+    def create(self, until_flops: float | None = None) -> GenerationState:
+        """Step 0: the start network on disk, alone in the pool (``until_flops``:
+        what ends the run, when compute does rather than the step count)."""
         config = self.config
         self.path.mkdir(parents=True, exist_ok=True)
         save_config(config, self.path / "config.json")
@@ -74,7 +75,9 @@ class PolicyGradientRun(RLRun):
         state.pool = [state.best]
         self.write_state(state)
         pg = config.pg
-        self.log(f"run {self.path}: policy gradient, {config.generations} steps of {pg.games} "
+        length = (f"steps until {until_flops:.3g} training and self-play FLOPs"
+                  if until_flops is not None else f"{config.generations} steps")
+        self.log(f"run {self.path}: policy gradient, {length} of {pg.games} "
                  f"games, {config.board_size}x{config.board_size} {config.rules}, "
                  f"{state.nets[MAIN].model}")
         return state
