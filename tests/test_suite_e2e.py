@@ -24,7 +24,7 @@ batch_size = 32
 
 [rl]
 enabled = true
-config = "{root}/rl.toml"
+config = "{root}/rl-pg.toml"
 warm_start = ["a0.tiny"]
 scratch = "{root}/rl.toml"
 max_hours = 0.0001
@@ -47,10 +47,21 @@ initial = 2
 """
 
 
+# The warm starts continue by AlphaGo's policy gradient, the scratch run is AlphaZero's.
+RL_PG = """
+algorithm = "policy-gradient"
+generations = 2
+[pg]
+games = 4
+max_moves = 30
+"""
+
+
 def test_tiny_study_runs_end_to_end_and_reruns_as_a_no_op(tmp_path):
     path = tmp_path / "tiny.toml"
     path.write_text(tiny_suite(tmp_path, "tiny", TRAIN_AND_RL.format(root=tmp_path)))
     (tmp_path / "rl.toml").write_text(RL)
+    (tmp_path / "rl-pg.toml").write_text(RL_PG)
     config = load_suite_config(path)
     report = run_suite(config, progress=False, log=lambda _: None)
 
@@ -71,6 +82,8 @@ def test_tiny_study_runs_end_to_end_and_reruns_as_a_no_op(tmp_path):
     assert len(comparison["pairs"]) == 3 * 3  # 3 pairs x top-1, top-5, value MSE
     assert [row["seeds"] for row in comparison["seeds"]] == [2, 2]
     assert (tmp_path / "models" / "tiny-rl-a0.tiny" / "models" / "gen-0001.keras").exists()
+    warm = json.loads((tmp_path / "models" / "tiny-rl-a0.tiny" / "config.json").read_text())
+    assert warm["algorithm"] == "policy-gradient"
     ranking = pd.read_csv(out / "tournament" / "ranking.csv")
     assert sorted(ranking["player"]) == ["a0.tiny", "a0.tiny+rl", "mobile.tiny", "random",
                                          "selfplay-gen0", "selfplay-last"]

@@ -4,8 +4,11 @@ The suite's ``[rl] config`` names an ``harness rl`` TOML file; board, rules,
 komi, seed and encoder come from the suite so that the self-play networks
 play in the same tournament as the supervised ones. When that file names
 neither ``model`` nor ``init``, the run starts from the suite's first
-supervised network (its ``best.keras``). Rerunning the suite resumes an
-unfinished run and skips a finished one.
+supervised network (its ``best.keras``). The file's ``algorithm`` chooses
+the loop (AlphaZero's searched self-play or AlphaGo's policy gradient), so
+one study can continue its families under either, or warm-start with one and
+train from scratch with the other. Rerunning the suite resumes an unfinished
+run and skips a finished one.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from harness.distributed import BackendSettings
 from harness.files import read_json
 from harness.game.settings import GameSettings
 from harness.rl.config import RLConfig
-from harness.rl.run import RLRun
+from harness.rl.runs import make_run
 
 
 def suite_rl_run(config, source: str, name: str, *, start: tuple[str, Path] | None = None,
@@ -40,7 +43,7 @@ def suite_rl_run(config, source: str, name: str, *, start: tuple[str, Path] | No
     # The suite's backend, unless the rl config chooses its own.
     values = {**values_of(config, BackendSettings), **values}
     rl_config = from_mapping(RLConfig, values, source or "suite [rl]")
-    rl_run = RLRun(rl_config, log=log)
+    rl_run = make_run(rl_config, log=log)  # the file's algorithm: AlphaZero or policy gradient
     state = rl_run.run(resume=rl_run.exists())
     log(f"rl {name}: {state.generation - 1} generations, {state.games_total} self-play games")
     return rl_config.run_dir
