@@ -22,6 +22,13 @@ budget_unit = "samples"
 seeds = [0, 1]
 batch_size = 32
 
+[frontier]
+enabled = true
+min_flops = 1e9
+max_flops = 1e10
+points_per_decade = 1
+savepoints = "cooldown"
+
 [rl]
 enabled = true
 config = "{root}/rl-pg.toml"
@@ -81,6 +88,11 @@ def test_tiny_study_runs_end_to_end_and_reruns_as_a_no_op(tmp_path):
         "baseline: frequent move", "a0.tiny", "mobile.tiny"]
     assert len(comparison["pairs"]) == 3 * 3  # 3 pairs x top-1, top-5, value MSE
     assert [row["seeds"] for row in comparison["seeds"]] == [2, 2]
+    # The frontier: both models at both savepoints (1e9 and 1e10 FLOPs), in the report.
+    points = pd.read_csv(out / "frontier" / "points.csv")
+    assert sorted(set(points["model"])) == ["a0.tiny", "mobile.tiny"]
+    assert sorted(set(points["savepoint_flops"])) == [1e9, 1e10]
+    assert (out / "frontier" / "frontier-policy_top1.png").exists()
     assert (tmp_path / "models" / "tiny-rl-a0.tiny" / "models" / "gen-0001.keras").exists()
     warm = json.loads((tmp_path / "models" / "tiny-rl-a0.tiny" / "config.json").read_text())
     assert warm["algorithm"] == "policy-gradient"
@@ -95,6 +107,7 @@ def test_tiny_study_runs_end_to_end_and_reruns_as_a_no_op(tmp_path):
         "Dataset",
         "Model zoo",
         "Supervised training",
+        "Compute frontier",
         "Tournament",
         "Policies on sample positions",
         "Environment",
@@ -106,8 +119,8 @@ def test_tiny_study_runs_end_to_end_and_reruns_as_a_no_op(tmp_path):
     # times add up over both runs.
     before = (out / "tournament" / "results.jsonl").read_text()
     first_times = json.loads((out / "timings.json").read_text())
-    assert list(first_times) == ["data", "train", "compare", "bench", "rl", "tournament",
-                                 "report"]
+    assert list(first_times) == ["data", "train", "compare", "frontier", "bench", "rl",
+                                 "tournament", "report"]
     run_suite(config, progress=False, log=lambda _: None)
     assert (out / "tournament" / "results.jsonl").read_text() == before
     times = json.loads((out / "timings.json").read_text())

@@ -105,7 +105,29 @@ def _rating_problems(r: RatingSettings):
 
 
 @dataclass(frozen=True)
-class FrontierConfig(TrainingSettings, DataSplitSettings, PluginSettings, DeviceSettings):
+class SavepointSettings:
+    """Where a frontier's savepoints lie and how each is made: shared by a
+    frontier study and a suite's ``[frontier]`` section."""
+
+    min_flops: float = setting(0.0, "the smallest savepoint, in training FLOPs (selfplay: "
+                               "training and self-play FLOPs)")
+    max_flops: float = setting(0.0, "the largest savepoint, in training FLOPs (selfplay: "
+                               "training and self-play FLOPs)")
+    points_per_decade: float = setting(
+        2.0, "savepoints per decade of FLOPs, log-spaced from min_flops to max_flops (both "
+        "included)")
+    savepoints: str = setting(
+        "per-budget", "per-budget (one run per savepoint, each with its whole rate schedule) "
+        "or cooldown (one constant-rate run, a cool-down branch at each savepoint)",
+        choices=SAVEPOINTS)
+    metrics: tuple[str, ...] = setting(
+        ("policy_top1", "value_mse"), "the held-out metrics a frontier is drawn for",
+        metavar="METRIC,...")
+
+
+@dataclass(frozen=True)
+class FrontierConfig(SavepointSettings, TrainingSettings, DataSplitSettings, PluginSettings,
+                     DeviceSettings):
     """Every model trained to every savepoint's training FLOPs and evaluated on
     the same held-out positions (``val_split``, at most ``val_samples`` of
     them). ``budget``, ``budget_unit``, ``epochs`` and ``seeds`` are the study's
@@ -126,20 +148,6 @@ class FrontierConfig(TrainingSettings, DataSplitSettings, PluginSettings, Device
         {}, "a model's family, where its name does not say it (a plugin reference), or to "
         "join or split families (default: the zoo name without its size, a0.tiny: a0)",
         flag="--family", metavar="MODEL=FAMILY")
-    min_flops: float = setting(0.0, "the smallest savepoint, in training FLOPs (selfplay: "
-                               "training and self-play FLOPs)")
-    max_flops: float = setting(0.0, "the largest savepoint, in training FLOPs (selfplay: "
-                               "training and self-play FLOPs)")
-    points_per_decade: float = setting(
-        2.0, "savepoints per decade of FLOPs, log-spaced from min_flops to max_flops (both "
-        "included)")
-    savepoints: str = setting(
-        "per-budget", "per-budget (one run per savepoint, each with its whole rate schedule) "
-        "or cooldown (one constant-rate run, a cool-down branch at each savepoint)",
-        choices=SAVEPOINTS)
-    metrics: tuple[str, ...] = setting(
-        ("policy_top1", "value_mse"), "the held-out metrics a frontier is drawn for",
-        metavar="METRIC,...")
     seed: int = setting(0, "random seed of every run")
     rl: RLSettings = field(default_factory=RLSettings, metadata={
         "cli": False, "help": "kind = selfplay: harness rl's settings of every run"})

@@ -1,8 +1,9 @@
 """The study a suite runs: one TOML file, one dataclass per section.
 
 Sections mirror the pipeline: ``[data]`` (archives to ingest, or games to
-generate), ``[train]`` (the models and how to train them), ``[rl]``
-(optional self-play), ``[tournament]`` and ``[bench]``. A section inherits
+generate), ``[train]`` (the models and how to train them), ``[frontier]``
+(optional: the same models at several computes), ``[rl]`` (optional
+self-play), ``[tournament]`` and ``[bench]``. A section inherits
 the settings of the stage it configures, so its keys and defaults are that
 stage's (``harness ingest``, ``harness train``, ``harness tournament``).
 Unknown keys and wrong types stop the suite with one line before any work
@@ -16,10 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from harness.arena.settings import GenerateSettings, MatchSettings, RoundSettings
-from harness.config_io import ConfigError, from_mapping, read_toml
+from harness.config_io import ConfigError, from_mapping, read_toml, values_of
 from harness.data.settings import IngestSettings
 from harness.devices import DeviceSettings
 from harness.distributed import BackendSettings
+from harness.frontier.config import SET_BY_STUDY, FrontierConfig, SavepointSettings
 from harness.game.settings import GameSettings
 from harness.nets.plugins import PluginSettings, directory_name
 from harness.train.config import TrainingSettings
@@ -43,6 +45,18 @@ class TrainSection(TrainingSettings):
     interval; empty: the suite's seed only)."""
 
     models: list[str] = field(default_factory=lambda: ["a0.small"])
+
+
+@dataclass(frozen=True)
+class FrontierSection(SavepointSettings):
+    """The study's models once more, each at the savepoints of a compute
+    range (``harness frontier``'s, on the study's dataset with ``[train]``'s
+    optimizer and rate): the answer as a curve beside the one-budget
+    comparison. With cool-down savepoints the rate is constant with a
+    ``wsd`` cool-down branch at each savepoint, whatever ``[train]``'s
+    schedule."""
+
+    enabled: bool = False
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,7 @@ class SuiteConfig(GameSettings, BackendSettings, PluginSettings, DeviceSettings)
     datasets_dir: str = "datasets"
     data: DataSection = field(default_factory=DataSection)
     train: TrainSection = field(default_factory=TrainSection)
+    frontier: FrontierSection = field(default_factory=FrontierSection)
     rl: RLSection = field(default_factory=RLSection)
     tournament: TournamentSection = field(default_factory=TournamentSection)
     bench: BenchSection = field(default_factory=BenchSection)
@@ -121,6 +136,19 @@ class SuiteConfig(GameSettings, BackendSettings, PluginSettings, DeviceSettings)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+    def frontier_config(self) -> FrontierConfig:
+        """The ``[frontier]`` section as a supervised frontier study of
+        ``[train]``'s models on the study's dataset (raises ConfigError)."""
+        training = {k: v for k, v in values_of(self.train, TrainingSettings).items()
+                    if k not in SET_BY_STUDY}
+        if self.frontier.savepoints == "cooldown":
+            training["lr_schedule"] = "wsd"
+        return from_mapping(FrontierConfig, {
+            **training, **values_of(self.frontier, SavepointSettings),
+            "models": list(self.train.models), "data": str(self.dataset), "seed": self.seed,
+            "plugins": list(self.plugins), "keras_backend": self.keras_backend,
+        }, "[frontier]")
 
 
 SCRATCH = "scratch"  # rl_run_name(SCRATCH): the suite's from-scratch self-play run
@@ -161,6 +189,11 @@ def _check(config: SuiteConfig, path: Path) -> None:
     for name in config.rl.warm_start:
         if name not in config.train.models:
             raise ConfigError(f"{path} [rl]: warm_start model {name!r} is not in [train] models")
+    if config.frontier.enabled:
+        try:
+            config.frontier_config()
+        except ConfigError as e:
+            raise ConfigError(f"{path} {e}") from None
     if config.tournament.model_player not in ("policy", "mcts"):
         raise ConfigError(f"{path} [tournament]: model_player must be 'policy' or 'mcts'")
     for source in config.data.sources:

@@ -39,6 +39,7 @@ def write_report(config: SuiteConfig, runs: list[Path]) -> Path:
     blocks += _dataset_section(config)
     blocks += _zoo_section(config)
     blocks += _training_section(config, runs)
+    blocks += _frontier_section(config)
     blocks += _rl_section(config)
     blocks += _tournament_section(config)
     blocks += _diagram_section(config, runs)
@@ -93,6 +94,9 @@ def _findings_section(config: SuiteConfig) -> list[Block]:
     comparison = config.out / "compare" / "comparison.json"
     if comparison.exists():
         sentences += validation_findings(json.loads(comparison.read_text()))
+    frontier = config.out / "frontier" / "findings.json"
+    if config.frontier.enabled and frontier.exists():
+        sentences += [f"Compute frontier: {s}" for s in json.loads(frontier.read_text())]
     sentences += _tournament_findings(config)
     if not sentences:
         return []
@@ -218,6 +222,29 @@ def _training_section(config: SuiteConfig, runs: list[Path]) -> list[Block]:
             blocks.append(Block("table", table=pd.read_csv(compare / f"{stem}.csv",
                                                            dtype=str, keep_default_na=False)))
     blocks += [Block("img", image=p) for p in images if p.suffix == ".png"]
+    return blocks
+
+
+def _frontier_section(config: SuiteConfig) -> list[Block]:
+    if not config.frontier.enabled:
+        return []
+    out = config.out / "frontier"
+    blocks = [Block("h2", "Compute frontier")]
+    fits = out / "fits.csv"
+    if not fits.exists():
+        return blocks + [Block("p", "Not finished.")]
+    f = config.frontier
+    blocks.append(Block("p", (
+        f"The same networks trained to {f.points_per_decade:g} savepoints per decade of "
+        f"training FLOPs from {f.min_flops:.3g} to {f.max_flops:.3g} ({f.savepoints} "
+        "savepoints), each scored on the validation games; faint lines are the networks, "
+        "bold ones each family's frontier (its best network at each compute). The fits of "
+        "each frontier, with bootstrap intervals (frontier/report.md has the whole study):")))
+    table = pd.read_csv(fits)
+    for column in ("value", "low", "high"):
+        table[column] = [f"{v:.3g}" for v in table[column]]
+    blocks.append(Block("table", table=table))
+    blocks += [Block("img", image=p) for p in sorted(out.glob("frontier-*.png"))]
     return blocks
 
 

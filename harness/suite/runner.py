@@ -59,6 +59,8 @@ def _run_suite(config: SuiteConfig, *, progress: bool, log: Log) -> Path:
     dataset = step("data", ensure_dataset, config, progress, log)
     runs = step("train", ensure_trained, config, dataset, progress, log)
     step("compare", ensure_comparison, config, dataset, runs, log)
+    if config.frontier.enabled:
+        step("frontier", ensure_frontier, config, progress, log)
     step("bench", ensure_zoo_table, config, log)
     if config.rl.enabled:
         step("rl", ensure_rl, config, runs, log)
@@ -198,6 +200,18 @@ def _finished(run_dir: Path) -> bool:
     except (OSError, ValueError, KeyError):
         return False
     return train_config.pace.run_over(state)
+
+
+# --- frontier -------------------------------------------------------------------------
+def ensure_frontier(config: SuiteConfig, progress: bool, log: Log) -> Path:
+    """Train (or finish) and score the ``[frontier]`` study in ``OUT/frontier``;
+    its Findings go to ``findings.json`` there for the suite's report."""
+    from harness.frontier.study import run_frontier
+
+    out = config.out / "frontier"
+    result = run_frontier(config.frontier_config(), out, progress=progress, log=log)
+    atomic_json(out / "findings.json", result.findings)
+    return out
 
 
 # --- paired comparison --------------------------------------------------------------
