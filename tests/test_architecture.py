@@ -17,7 +17,8 @@ PACKAGE = ROOT / "harness"
 
 # Left to right: what a package may build on. Helpers every stage uses come first.
 CHAIN = (
-    "stats", "files", "figures", "config_io", "console", "cpu", "devices", "devdata", "distributed",
+    "stats", "files", "figures", "config_io", "metrics", "console", "cpu", "devices", "devdata",
+    "distributed",
     "game", "sgf", "features", "data", "nets", "train", "search", "players", "gtp",
     "arena", "rl", "bench", "report", "frontier", "suite", "api", "__init__", "cli", "__main__",
 )
