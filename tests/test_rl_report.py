@@ -35,6 +35,27 @@ def test_points_follow_the_finished_generations(run_dir):
     assert points[5].games == 50 and points[5].wall_time_s == 300.0
 
 
+def test_points_are_read_from_the_json_lines_and_old_runs_stats(run_dir):
+    from harness.metrics import MetricsLog
+    from harness.rl.strength import held_out_rows
+
+    # Generations 2 and 3 also have JSON lines (a run that resumed under this
+    # version), saying otherwise than the stats files: the lines win.
+    log = MetricsLog(run_dir, tensorboard=False)
+    for g in (2, 3):
+        log.write(g, {"generation": g, "best": f"models/line-{g}.keras", "games_total": 7 * g,
+                      "wall_time_s": 1.0 * g, "heldout_top1": 0.25 * g,
+                      "gate_win_rate": float("nan")})
+    points = generation_points(run_dir)
+    assert [p.generation for p in points] == [0, 1, 2, 3, 4, 5]
+    assert [p.checkpoint for p in points[1:4]] == [
+        "models/gen-0001.keras", "models/line-2.keras", "models/line-3.keras"]
+    assert [p.games for p in points] == [0, 10, 14, 21, 40, 50]
+    rows = held_out_rows(run_dir)
+    assert [(r["generation"], r["heldout_top1"]) for r in rows] == [(2, 0.5), (3, 0.75)]
+    assert all(r["gate_win_rate"] != r["gate_win_rate"] for r in rows)  # null is NaN again
+
+
 def test_select_spreads_evenly_or_takes_the_asked_generations(run_dir):
     points = generation_points(run_dir)
     assert [p.generation for p in select(points, None, 3)] == [0, 2, 5]

@@ -25,6 +25,7 @@ from typing import Any
 from harness.arena.settings import MatchSettings
 from harness.config_io import ConfigError, load_config, setting, values_of
 from harness.devices import DeviceSettings
+from harness.metrics import MetricsSettings
 from harness.nets.plugins import PluginSettings
 from harness.rl.config import RLSettings
 from harness.train.config import DataSplitSettings, TrainingSettings
@@ -127,7 +128,7 @@ class SavepointSettings:
 
 @dataclass(frozen=True)
 class FrontierConfig(SavepointSettings, TrainingSettings, DataSplitSettings, PluginSettings,
-                     DeviceSettings):
+                     DeviceSettings, MetricsSettings):
     """Every model trained to every savepoint's training FLOPs and evaluated on
     the same held-out positions (``val_split``, at most ``val_samples`` of
     them). ``budget``, ``budget_unit``, ``epochs`` and ``seeds`` are the study's

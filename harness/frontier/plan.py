@@ -17,6 +17,7 @@ from pathlib import Path
 from harness.config_io import ConfigError, from_mapping, values_of
 from harness.devices import DeviceSettings
 from harness.frontier.config import FrontierConfig, family_of, savepoint_flops
+from harness.metrics import MetricsSettings
 from harness.nets.compute import TRAIN_FLOPS_FACTOR
 from harness.nets.plugins import PluginSettings, directory_name
 from harness.train.config import DataSplitSettings, TrainConfig, TrainingSettings
@@ -68,7 +69,7 @@ def train_config(config: FrontierConfig, model: str, runs_dir: Path, run: str,
                  samples: int, **changes: object) -> TrainConfig:
     """``harness train``'s config of one run: the study's training settings, a
     budget of ``samples``, no validation of its own (the study evaluates every
-    savepoint itself, on the same positions) and no TensorBoard; ``changes``
+    savepoint itself, on the same positions) and the study's live metrics; ``changes``
     (a cool-down's epochs and schedule) over those."""
     values = {
         **values_of(config, TrainingSettings),
@@ -77,7 +78,7 @@ def train_config(config: FrontierConfig, model: str, runs_dir: Path, run: str,
         **values_of(config, DeviceSettings),
         "budget": float(samples), "budget_unit": "samples", "epochs": 1, "seeds": (),
         "val_split": "", "model": model, "run": run, "runs_dir": str(runs_dir),
-        "seed": config.seed, "tensorboard": False, **changes,
+        **values_of(config, MetricsSettings), "seed": config.seed, **changes,
     }
     return from_mapping(TrainConfig, values, f"frontier run {run}")
 

@@ -16,6 +16,7 @@ down to the savepoint (:func:`cooldown_chain`, through
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from pathlib import Path
 from harness.config_io import ConfigError
 from harness.frontier.config import FrontierConfig
 from harness.frontier.plan import Savepoint, flops_label, train_config
+from harness.metrics import MetricsSettings
 from harness.rl.config import RLConfig
 from harness.train.config import TrainConfig
 
@@ -150,10 +152,14 @@ def _ensure_run(wanted: TrainConfig, source: Path | None, doing: str, *, progres
     return run.path / run.read_state().checkpoint
 
 
+METRICS_SWITCHES = tuple(f.name for f in dataclasses.fields(MetricsSettings))
+
+
 def check_same(saved: TrainConfig | RLConfig, wanted: TrainConfig | RLConfig, path: Path) -> None:
     """Refuse a run made under other settings: its savepoints would not be this study's."""
     have, want = _plain(saved.to_dict()), _plain(wanted.to_dict())
-    for key in sorted((set(have) | set(want)) - {"run", "runs_dir"}):  # where it was found
+    # where it was found, and what it writes beside its savepoints, do not make them differ
+    for key in sorted((set(have) | set(want)) - {"run", "runs_dir", *METRICS_SWITCHES}):
         if have.get(key) != want.get(key):
             raise ConfigError(f"{path}: {key} was {have.get(key)!r} for this run, the study now "
                               f"says {want.get(key)!r}; move the run away or restore the setting")

@@ -23,6 +23,7 @@ from pathlib import Path
 from harness.config_io import ConfigError, from_mapping, read_saved_config, values_of
 from harness.devices import DeviceSettings
 from harness.frontier.config import FrontierConfig
+from harness.metrics import MetricsSettings
 from harness.nets.compute import Compute
 from harness.nets.plugins import PluginSettings, directory_name
 from harness.rl.config import RLConfig, RLSettings
@@ -50,7 +51,8 @@ def rl_config(config: FrontierConfig, model: str, runs_dir: Path) -> RLConfig:
     """``harness rl``'s config of ``model``'s run: the study's ``[rl]`` table,
     its plugins and backend, its seed, the run in ``runs_dir``."""
     values = {**values_of(config.rl, RLSettings), **values_of(config, PluginSettings),
-              **values_of(config, DeviceSettings), "model": model,
+              **values_of(config, DeviceSettings), **values_of(config, MetricsSettings),
+              "model": model,
               "run": directory_name(model), "runs_dir": str(runs_dir), "seed": config.seed,
               "generations": GENERATION_CEILING}
     return from_mapping(RLConfig, values, f"frontier run {model}")

@@ -6,7 +6,8 @@ network against opponents drawn from its pool of past selves
 their outcomes (:mod:`harness.rl.pg_learner`). The run directory is the
 AlphaZero loop's (:mod:`harness.rl.run`): ``config.json``, ``state.json``,
 ``models/gen-NNNN.keras`` (the network after step N, optimizer included),
-``stats/gen-NNNN.json`` and ``stats.csv`` with the run's cumulative compute,
+``stats/gen-NNNN.json``, ``stats.csv`` and the live ``metrics.jsonl`` and
+TensorBoard events (:mod:`harness.metrics`) with the run's cumulative compute,
 so ``harness rl-report`` and ``mcts:``/``policy:`` players read it as they
 read any run; instead of a replay buffer, ``games/gen-NNNN.npz`` keeps each
 step's moves and results.
@@ -26,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.config_io import save_config
-from harness.files import atomic_json, atomic_path
+from harness.files import atomic_path
 from harness.rl.pg_games import StepGames, play_step_games
 from harness.rl.pg_learner import PolicyGradientLearner, masked_entropy_kl
 from harness.rl.pg_pool import draw_opponents, grown_pool
@@ -195,8 +196,7 @@ class PolicyGradientRun(RLRun):
         state.last_train = {MAIN: logs}
         row = {**self._stats_row(state, g, {}, True), "pool_size": len(state.pool),
                **self._monitor(state)}
-        atomic_json(self.path / "stats" / f"gen-{g:04d}.json", row, sort_keys=True)
-        self._write_stats_csv(g)
+        self._record(g, row)
         state.generation = g + 1
         state.phase = "selfplay"
         self.write_state(state)

@@ -12,6 +12,8 @@ Layout of ``RUN/`` (every file written atomically)::
     buffer/gen-NNNN.h5           generation N's games (see ``harness.rl.buffer``)
     games/gen-NNNN/*.sgf         every self-play game
     stats/gen-NNNN.json, stats.csv   per-generation figures, the run's cumulative compute too
+    metrics.jsonl, events.out.tfevents.*   the same figures live, one JSON line and one
+                                 TensorBoard step per generation (``harness.metrics``)
 
 A generation moves through three phases, each ending with a write of
 ``state.json``: ``selfplay`` (games committed one by one, then merged),
@@ -40,6 +42,7 @@ from pathlib import Path
 
 from harness.config_io import ConfigError, save_config
 from harness.files import atomic_json, atomic_write, read_json
+from harness.metrics import MetricsLog
 from harness.rl.buffer import ReplayBuffer
 from harness.rl.config import RLConfig
 from harness.rl.curriculum import small_net_stalled
@@ -62,6 +65,27 @@ STATS_COLUMNS = (
     "evaluations", "evaluations_total", "train_samples", "train_samples_total",
     "selfplay_flops", "train_flops", "device",
 )
+
+# TensorBoard's groups of a generation's figures (the JSON lines keep the plain keys).
+TAG_GROUPS = (
+    ("gate", ("gate_", "promoted")),
+    ("heldout", ("heldout_",)),
+    ("compute", ("wall_time_s", "cpu_time_s", "selfplay_flops", "train_flops",
+                 "evaluations_total", "train_samples_total", "evaluations", "train_samples")),
+    ("train", ("loss", "policy_loss", "value_loss", "ownership_loss", "score_loss", "large_",
+               "train_s", "anchor_beta")),
+    ("pg", ("win_rate", "draws", "learner_black_win_rate", "pool_size", "entropy", "kl_start",
+            "baseline", "advantage_mean")),
+)
+
+
+def metric_tag(key: str) -> str:
+    """The TensorBoard tag of a generation's figure: ``games_per_hour`` ->
+    ``selfplay/games_per_hour``, ``gate_win_rate`` -> ``gate/gate_win_rate``."""
+    for group, starts in TAG_GROUPS:
+        if key.startswith(starts):
+            return f"{group}/{key}"
+    return f"selfplay/{key}"
 
 
 @dataclass
@@ -130,6 +154,7 @@ class RLRun:
         self._played: RLConfig | None = None  # the config as self-play runs it on this device
         self._device = ""  # what this session computes on (Device.describe)
         self._flops: dict[str, int] = {}  # forward FLOPs per position, by model name
+        self.metrics = MetricsLog.of(self.path, config, tags=metric_tag)
 
     # --- files ------------------------------------------------------------
     @property
@@ -429,8 +454,7 @@ class RLRun:
         state.wall_time_s += time.perf_counter() - t0
         state.cpu_time_s += time.process_time() - cpu0
         row = {**self._stats_row(state, g, gate, promoted), **self._monitor(state)}
-        atomic_json(self.path / "stats" / f"gen-{g:04d}.json", row, sort_keys=True)
-        self._write_stats_csv(g)
+        self._record(g, row)
         state.generation = g + 1
         state.phase = "selfplay"
         self.write_state(state)
@@ -502,6 +526,12 @@ class RLRun:
             for key, value in logs.items():
                 row[f"{prefix}{key}"] = value
         return row
+
+    def _record(self, g: int, row: dict) -> None:
+        """Generation ``g``'s figures: its stats file, stats.csv and the live metrics."""
+        atomic_json(self.path / "stats" / f"gen-{g:04d}.json", row, sort_keys=True)
+        self._write_stats_csv(g)
+        self.metrics.write(g, row)
 
     def _write_stats_csv(self, upto: int) -> None:
         rows = []

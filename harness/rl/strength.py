@@ -23,6 +23,7 @@ import numpy as np
 
 from harness.config_io import read_saved_config, values_of
 from harness.files import read_json
+from harness.metrics import JSONL_NAME, read_jsonl
 from harness.game.settings import GameSettings
 from harness.rl.config import RLConfig
 
@@ -43,15 +44,35 @@ class Point:
     player: str = ""
 
 
+def generation_rows(run_dir: Path) -> list[dict]:
+    """Every finished generation's figures, in order: the run's ``metrics.jsonl``
+    lines, and for a generation without one (a run from before the JSON lines,
+    or with them switched off) its ``stats/gen-NNNN.json``. A figure the JSON
+    line holds as null (not a number) is NaN, as in the stats file."""
+    run_dir = Path(run_dir)
+    lines = {row["generation"]: row for row in read_jsonl(run_dir / JSONL_NAME)
+             if isinstance(row.get("generation"), int)}
+    rows, g = [], 1
+    while True:
+        row = lines.get(g)
+        if row is None:
+            row = read_json(run_dir / "stats" / f"gen-{g:04d}.json")
+            if row is None:
+                return rows
+        else:
+            row = {k: math.nan if v is None else v for k, v in row.items()
+                   if k not in ("step", "wall_time")}
+        rows.append({"generation": g, **row})
+        g += 1
+
+
 def generation_points(run_dir: Path) -> list[Point]:
     """Generation 0 (the initial network) and every finished generation."""
     run_dir = Path(run_dir)
     points = [Point(0, "models/gen-0000.keras", 0, 0.0, run=run_dir.name)]
-    g = 1
-    while (row := read_json(run_dir / "stats" / f"gen-{g:04d}.json")) is not None:
-        points.append(Point(g, str(row["best"]), int(row["games_total"]),
+    for row in generation_rows(run_dir):
+        points.append(Point(int(row["generation"]), str(row["best"]), int(row["games_total"]),
                             float(row["wall_time_s"]), run=run_dir.name))
-        g += 1
     return points
 
 
@@ -196,12 +217,7 @@ def rl_report(
 
 def held_out_rows(run_dir: Path) -> list[dict]:
     """The per-generation stats rows that carry ``[monitor]`` figures."""
-    rows, g = [], 1
-    while (row := read_json(Path(run_dir) / "stats" / f"gen-{g:04d}.json")) is not None:
-        if "heldout_top1" in row:
-            rows.append(row)
-        g += 1
-    return rows
+    return [row for row in generation_rows(run_dir) if "heldout_top1" in row]
 
 
 def plot_held_out(run_dirs: list[Path], path: Path) -> Path | None:

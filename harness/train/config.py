@@ -18,6 +18,7 @@ from typing import Any
 from harness.config_io import ConfigError, from_mapping, setting
 from harness.cpu import PRECISIONS as CPU_PRECISIONS
 from harness.devices import DeviceSettings
+from harness.metrics import MetricsSettings
 from harness.nets.names import HEADS
 from harness.nets.plugins import PluginSettings
 from harness.train.distribute import STRATEGIES
@@ -172,10 +173,10 @@ class TrainingSettings(OptimizerSettings):
 
 
 @dataclass(frozen=True)
-class RunSettings(PluginSettings, DeviceSettings):
+class RunSettings(PluginSettings, DeviceSettings, MetricsSettings):
     """Where a training run (supervised or self-play) lives, what it starts
-    from (a checkpoint, the plugins its network comes from) and the Keras
-    backend it computes with."""
+    from (a checkpoint, the plugins its network comes from), the Keras
+    backend it computes with and its live metrics (``harness.metrics``)."""
 
     run: str = setting("", "run name: files go to RUNS_DIR/RUN/")
     runs_dir: str = setting("models", "where runs live")
@@ -214,7 +215,6 @@ class TrainConfig(TrainingSettings, DataSplitSettings, RunSettings):
 
     model: str = setting("", "model name from the zoo, e.g. a0.small")
     seed: int = setting(0, "random seed")
-    tensorboard: bool = setting(True, "write TensorBoard logs")
 
     def __post_init__(self) -> None:
         problems = list(_run_problems(self))

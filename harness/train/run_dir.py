@@ -55,7 +55,6 @@ class RunDir:
     state_path = property(lambda self: self.path / "state.json")
     metrics_path = property(lambda self: self.path / "metrics.csv")
     best_path = property(lambda self: self.path / "best.keras")
-    logs_path = property(lambda self: self.path / "logs")
 
     def epoch_checkpoint(self, epoch: int) -> Path:
         return self.path / f"epoch-{epoch:03d}.keras"

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.devices import device, forward_rows
+from harness.metrics import MetricsLog
 from harness.train.batch_norm import recalibrate_from_source
 from harness.train.config import ConfigError, OptimizerSettings, TrainConfig
 from harness.train.distribute import make_strategy, optimizer_step, train_batch
@@ -214,7 +215,7 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
         log(f"resuming {run.path} after epoch {state.epochs_done}, step {step:,}")
 
     rows = run.read_metrics(upto_epoch=state.epochs_done)
-    writer = _tensorboard(run, config)
+    writer = MetricsLog.of(run.path, config)
     meter = _Meter.of(model)
     with _StopFlag() as stop:
         for epoch in range(state.epochs_done + 1, config.epochs + 1):
@@ -231,9 +232,7 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
             rows.append(row)
             run.write_metrics(rows)
             run.write_state(state)
-            if writer is not None:
-                _scalars(writer, "epoch", state.step,
-                         {k: v for k, v in row.items() if k not in ("epoch", "step")})
+            writer.write(state.step, {f"epoch/{k}": v for k, v in row.items() if k != "step"})
             log(_epoch_line(row))
             if stop.requested and epoch < config.epochs:  # Ctrl-C during validation
                 message = (f"interrupted after epoch {epoch}; checkpoint {state.checkpoint}; "
@@ -320,8 +319,8 @@ def _train_epoch(plan, model, run, state, epoch, value_loss, stop, progress,
         step = optimizer_step(model)
         if step % 20 == 0 or b + 1 == steps:
             bar.set_postfix(loss=f"{logs['loss']:.3f}", lr=f"{lr:.2g}")
-        if writer is not None and step % 50 == 0:
-            _scalars(writer, "train", step, {"loss": logs["loss"], "lr": lr})
+        if step % 50 == 0:
+            writer.write(step, {"train/loss": logs["loss"], "train/lr": lr})
         if stop.requested and (steps is None or b + 1 < steps):
             bar.close()
             path = run.interrupted_checkpoint
@@ -420,45 +419,3 @@ def _progress_bar(config: TrainConfig, steps: int | None, epoch: int, start: int
     return tqdm(total=total, initial=initial, unit="pos",
                 unit_scale=True, desc=f"epoch {epoch}/{config.epochs}", disable=not enabled,
                 dynamic_ncols=True, leave=False)
-
-
-def _tensorboard(run: RunDir, config: TrainConfig):
-    """TensorBoard's event writer. TensorFlow writes the events on any Keras
-    backend; where it is not installed the run goes on without them."""
-    if not config.tensorboard:
-        return None
-    try:
-        import tensorflow as tf
-    except ImportError:
-        print("tensorboard: writing its events needs TensorFlow, which is not installed; "
-              "the run's metrics.csv has the same numbers", file=sys.stderr)
-        return None
-
-    return tf.summary.create_file_writer(str(run.logs_path))
-
-
-def _scalars(writer, prefix: str, step: int, values: dict) -> None:
-    """Scalar summaries TensorBoard's scalars plugin reads.
-
-    Written with the core ``tf.summary.write`` op and the plugin's metadata,
-    because ``tf.summary.scalar`` needs the tensorboard package installed just
-    to *write* a scalar, and logs must never be the reason a run stops.
-    """
-    import tensorflow as tf
-    from tensorflow.core.framework import summary_pb2
-
-    metadata = summary_pb2.SummaryMetadata()
-    metadata.plugin_data.plugin_name = "scalars"
-    encoded = metadata.SerializeToString()
-    try:
-        with writer.as_default(step=step):
-            for key, value in values.items():
-                if isinstance(value, int | float) and math.isfinite(value):
-                    tf.summary.write(f"{prefix}/{key}", tf.constant(float(value), tf.float32),
-                                     metadata=encoded)
-        writer.flush()
-    except Exception as e:  # a full disk or a TF quirk: keep training, say so once
-        if not getattr(writer, "_harness_warned", False):
-            print(f"warning: TensorBoard logging failed ({e}); training continues",
-                  file=sys.stderr)
-            writer._harness_warned = True
