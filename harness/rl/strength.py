@@ -23,8 +23,8 @@ import numpy as np
 
 from harness.config_io import read_saved_config, values_of
 from harness.files import read_json
-from harness.metrics import JSONL_NAME, read_jsonl
 from harness.game.settings import GameSettings
+from harness.metrics import JSONL_NAME, read_jsonl
 from harness.rl.config import RLConfig
 
 ANCHOR = "gen0"
