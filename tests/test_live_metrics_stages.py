@@ -92,3 +92,50 @@ def test_a_policy_gradient_run_writes_its_steps(tmp_path):
         assert math.isclose(value, read_json(run / "stats" / f"gen-{step:04d}.json")["entropy"],
                             rel_tol=1e-6)
     assert [step for step, _ in tags["selfplay/games"]] == [1, 2]
+
+
+def test_a_tournament_writes_the_standings_after_every_game(tmp_path):
+    import pandas as pd
+
+    from harness.arena.games import RESULTS_FILE, read_results
+    from harness.arena.tournament import TournamentConfig, run_tournament
+
+    out = tmp_path / "t"
+    config = TournamentConfig(players=["a=random", "b=random", "uct=uct:20"], out=str(out),
+                              board_size=5, komi=0.5, games_per_pair=2, seed=4, anchor="a")
+    run_tournament(config, progress=False)
+    lines = read_jsonl(out / JSONL_NAME)
+    assert [r["step"] for r in lines] == [1, 2, 3, 4, 5, 6]
+    assert [r["games/played"] for r in lines] == [1, 2, 3, 4, 5, 6]
+    last = lines[-1]
+    ranking = pd.read_csv(out / "ranking.csv").set_index("player")
+    for name in ("a", "b", "uct"):  # the last step's Elo is the ranking's
+        assert math.isclose(last[f"elo/{name}"], ranking.loc[name, "elo"], abs_tol=1e-6)
+    assert last["elo/a"] == 0.0  # the anchor
+    played = read_results(out)  # in the order the games ended
+    for line, row in zip(lines, played, strict=True):  # the pair score after each game
+        first, second = sorted((row.black, row.white), key=["a", "b", "uct"].index)
+        pair = [r for r in played[:line["step"]] if {r.black, r.white} == {first, second}]
+        points = sum(r.score if r.black == first else 1 - r.score for r in pair)
+        assert line[f"score/{first} vs {second}"] == points / len(pair)
+    tags = _by_tag(read_event_scalars(out))
+    assert [step for step, _ in tags["games/played"]] == [1, 2, 3, 4, 5, 6]
+    assert sorted(t for t in tags if t.startswith("elo/")) == ["elo/a", "elo/b", "elo/uct"]
+
+    # A killed tournament that lost its last two results plays them again: no step twice.
+    results = (out / RESULTS_FILE).read_text().splitlines(keepends=True)
+    (out / RESULTS_FILE).write_text("".join(results[:4]))
+    run_tournament(config, progress=False)
+    assert [r["step"] for r in read_jsonl(out / JSONL_NAME)] == [1, 2, 3, 4, 5, 6]
+    assert [s for s, _ in _by_tag(read_event_scalars(out))["games/played"]] == [1, 2, 3, 4, 5, 6]
+
+
+def test_a_tournament_with_both_switches_off_writes_no_metrics(tmp_path):
+    from harness.arena.tournament import TournamentConfig, run_tournament
+
+    out = tmp_path / "t"
+    run_tournament(TournamentConfig(players=["random", "b=random"], out=str(out), board_size=5,
+                                    games_per_pair=2, tensorboard=False, metrics_jsonl=False),
+                   progress=False)
+    assert (out / "ranking.csv").exists()
+    assert not (out / JSONL_NAME).exists() and event_files(out) == []

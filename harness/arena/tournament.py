@@ -7,7 +7,10 @@ round robin as its first round and then further rounds chosen by
 decides, or a cap is reached.
 
 Every finished game is appended at once to ``results.jsonl`` (one JSON
-object a line, flushed and fsynced) and its SGF saved, so a killed tournament loses
+object a line, flushed and fsynced) and its SGF saved, and the standings so
+far (games played, each player's Elo, the pair's score) go to the live
+metrics (``metrics.jsonl`` and TensorBoard events, :mod:`harness.metrics`),
+one step per game played, so a killed tournament loses
 at most the games in flight; rerunning the same command plays only the games
 whose ids are missing. Games run on :class:`~harness.arena.games.GameWorker`
 processes (local, or Ray actors with ``backend = "ray"``) through
@@ -52,6 +55,7 @@ from harness.arena.tables import (
 from harness.config_io import setting
 from harness.console import progress as tqdm
 from harness.files import atomic_json
+from harness.metrics import MetricsLog, MetricsSettings
 from harness.players.spec import PlayerSpec, parse_player
 
 
@@ -64,7 +68,7 @@ class NamedPlayer:
 
 
 @dataclass(frozen=True, kw_only=True)
-class TournamentConfig(PlaySettings, RoundSettings):
+class TournamentConfig(PlaySettings, RoundSettings, MetricsSettings):
     """What to play. ``players`` are spec strings, optionally ``name=spec``, as
     the user wrote them, or :class:`NamedPlayer` values; strings are parsed
     once, here, so the config holds only parsed players.
@@ -211,6 +215,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[G
     _refuse_strangers(config, done)
     for outcome in outcomes_of(done):
         _add_points(points, outcome)
+    standings = LiveStandings(config, read_results(out))
     with GameSession(config, size=len(tasks)) as session:
         while tasks:
             scheduled += tasks
@@ -219,6 +224,7 @@ def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[G
             bar.update(len(tasks) - len(todo))
             for row in session.play(todo):
                 append_result(out, row)
+                standings.add(row)
                 for outcome in outcomes_of([row]):
                     _add_points(points, outcome)
                 bar.update(1)
@@ -229,6 +235,46 @@ def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[G
     rows = latest_rows(read_results(out))
     write_tournament_tables(config, rows)
     return rows
+
+
+class LiveStandings:
+    """The live metrics of a tournament: one step per game played (every
+    result row, errors included), with the games played, rated and errored,
+    every player's Elo so far (``elo/NAME``, anchored as the ranking is) and
+    the finished game's pair score (``score/A vs B``, A's points per rated game
+    between them, A the player listed first)."""
+
+    def __init__(self, config: TournamentConfig, rows: Sequence[GameRow]):
+        # Every row on disk, a replaced error game's too: the step keeps counting up.
+        self.config = config
+        self.names = [name for name, _ in config.named_players()]
+        self.rows = list(rows)
+        self.log = MetricsLog.of(config.out, config)
+
+    def add(self, row: GameRow) -> None:
+        self.rows.append(row)
+        if not self.log.enabled:
+            return
+        latest = latest_rows(self.rows)
+        outcomes = outcomes_of(latest)
+        values: dict[str, float] = {
+            "games/played": len(latest), "games/rated": len(outcomes),
+            "games/errors": sum(1 for r in latest if r.error is not None)}
+        if outcomes:
+            ratings = bradley_terry(outcomes, self.names, anchor=self.config.anchor)
+            values.update({f"elo/{_tag_name(n)}": float(e)
+                           for n, e in zip(self.names, ratings.elo, strict=True)})
+        first, second = sorted((row.black, row.white), key=self.names.index)
+        pair = [o for o in outcomes if {o.black, o.white} == {first, second}]
+        if pair:
+            points = sum(o.score if o.black == first else 1.0 - o.score for o in pair)
+            values[f"score/{_tag_name(first)} vs {_tag_name(second)}"] = points / len(pair)
+        self.log.write(len(self.rows), values)
+
+
+def _tag_name(name: str) -> str:
+    """A player's name in a metric's name: TensorBoard groups tags on ``/``."""
+    return name.replace("/", "|")
 
 
 def _refuse_strangers(config: TournamentConfig, rows: Sequence[GameRow]) -> None:
