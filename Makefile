@@ -7,13 +7,14 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 GNUGO := /usr/games/gnugo
 CONFIG ?= configs/quick.toml
+LOGDIR ?= models
 
-.PHONY: run test install gnugo sabaki chromium lint bench clean
+.PHONY: run test install gnugo sabaki chromium lint bench clean tensorboard
 
 $(STAMP): pyproject.toml Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test,ray,jax]'
+	$(BIN)/pip install --quiet -e '.[test,ray,jax,tensorboard]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -45,6 +46,11 @@ chromium:
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null \
 		|| echo "warning: could not install chromium; the browser test will skip"; \
 	else echo "warning: chromium not installed and not root; the browser test will skip"; fi
+
+# Every run's live metrics side by side (training, self-play, tournaments and
+# frontier studies under LOGDIR), on this machine only: http://localhost:6006
+tensorboard: install
+	$(BIN)/tensorboard --logdir $(LOGDIR) --host 127.0.0.1 --port 6006
 
 run: install gnugo
 	$(BIN)/harness suite $(CONFIG)

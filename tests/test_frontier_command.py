@@ -81,6 +81,29 @@ def test_every_savepoint_is_trained_to_its_flops_scored_and_reported(study):
     assert result.report == out / "report.md" and result.findings
 
 
+def test_each_scored_savepoint_is_a_live_metrics_step_at_its_flops(study):
+    from harness.metrics import JSONL_NAME, event_files, read_event_scalars, read_jsonl
+
+    _, out, _, _ = study
+    lines = read_jsonl(out / JSONL_NAME)
+    seen = [(key.split("/")[0], line["step"]) for line in lines for key in line
+            if key.endswith("/policy_top1")]
+    assert len(seen) == len(set(seen))  # no savepoint twice, whichever tests ran before
+    assert sorted(seen) == sorted({(r["model"], int(r["flops"]))
+                                   for r in read_csv(out / "points.csv")})
+    for line in lines:
+        for row in read_csv(out / "points.csv"):
+            key = f"{row['model']}/{row['metric']}"
+            if key in line and line["step"] == int(row["flops"]):
+                assert line[key] == float(row["value"])
+                assert line[f"{key}_low"] == float(row["low"])
+    assert {s.tag for s in read_event_scalars(out)} >= {"a0.tiny/value_mse",
+                                                        "mobile.tiny/policy_top1"}
+    run = out / "runs" / "a0.tiny-5.00e08"  # each training run writes its own
+    assert any("epoch/train_loss" in line for line in read_jsonl(run / JSONL_NAME))
+    assert event_files(run)
+
+
 def test_a_second_invocation_trains_and_evaluates_nothing(study):
     config, out, _, _ = study
     checkpoints = sorted((out / "runs").glob("*/epoch-001.keras"))

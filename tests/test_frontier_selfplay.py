@@ -72,6 +72,23 @@ def study(tmp_path_factory):
     return config, out, result, lines
 
 
+def test_the_pooled_rating_is_a_live_metrics_step_between_rounds(study):
+    from harness.metrics import JSONL_NAME, read_event_scalars, read_jsonl
+
+    _, out, _, _ = study
+    lines = [line for line in read_jsonl(out / JSONL_NAME) if "rating/games" in line]
+    steps = [line["step"] for line in lines]
+    assert steps == sorted(set(steps)) and steps[0] == 0  # the first rating: no games yet
+    last = lines[-1]
+    assert last["rating/pairs"] == 0  # play stopped
+    ratings = {r["player"]: r for r in read_csv(out / "ratings.csv")}
+    for player, row in ratings.items():  # the last step is the rating the study reports
+        assert last[f"elo/{player.replace('/', '|')}"] == pytest.approx(float(row["elo"]))
+    assert last["elo/random"] == 0.0
+    assert any(s.tag == "rating/games" for s in read_event_scalars(out))
+    assert (out / "runs" / "a0.tiny" / JSONL_NAME).exists()  # the run's own generations
+
+
 def test_each_savepoint_is_the_first_generation_at_or_past_its_compute(study):
     _, out, _, _ = study
     run = generations(out / "runs" / "a0.tiny")

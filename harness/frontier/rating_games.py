@@ -36,6 +36,7 @@ from harness.distributed import BackendSettings
 from harness.frontier.config import FrontierConfig, RatingSettings
 from harness.frontier.rating import PoolRating, Round, next_round, pool_rating
 from harness.game.settings import GameSettings
+from harness.metrics import MetricsLog
 
 # Random moves before each rating game, the same for both colours of a pair's
 # two games: a deterministic search (no noise at evaluation) would otherwise
@@ -52,9 +53,13 @@ class PoolResult:
 
 
 def play_pool(config: FrontierConfig, players: Sequence[NamedPlayer], out: Path, *,
-              progress: bool = True, log: Callable[[str], None] = print) -> PoolResult:
+              progress: bool = True, log: Callable[[str], None] = print,
+              metrics: MetricsLog | None = None) -> PoolResult:
     """Play rounds of near-rated pairs until the rating is as narrow as
-    ``config.rating`` asks or its games cap is reached; the rating."""
+    ``config.rating`` asks or its games cap is reached; the rating. Each
+    rating between rounds goes to ``metrics`` at the step of the games played:
+    ``rating/games``, ``rating/pairs`` (of the next round; 0 at the end) and
+    each player's ``elo/NAME`` and ``halfwidth/NAME``."""
     from harness.console import progress as tqdm
 
     rating_settings = config.rating
@@ -71,6 +76,8 @@ def play_pool(config: FrontierConfig, players: Sequence[NamedPlayer], out: Path,
             rating = pool_rating(outcomes_of(rows), names, anchor, rating_settings.anchor_elo)
             plan = next_round(rating, rating_settings.target_halfwidth, len(rows),
                               rating_settings.max_rating_games, rating_settings.round_pair_games)
+            if metrics is not None:
+                metrics.write(len(rows), rating_metrics(rating, len(rows), len(plan.pairs)))
             if not plan.pairs:
                 break
             rounds += 1
@@ -83,6 +90,17 @@ def play_pool(config: FrontierConfig, players: Sequence[NamedPlayer], out: Path,
                 bar.update(1)
     bar.close()
     return PoolResult(rating, rows, plan.status, rounds)
+
+
+def rating_metrics(rating: PoolRating, games: int, pairs: int) -> dict[str, float]:
+    """The pooled rating's live figures (player names with ``/`` written ``|``)."""
+    values = {"rating/games": float(games), "rating/pairs": float(pairs)}
+    for name, elo, half in zip(rating.players, rating.ratings.elo, rating.half_widths(),
+                               strict=True):
+        tag = name.replace("/", "|")
+        values[f"elo/{tag}"] = float(elo)
+        values[f"halfwidth/{tag}"] = float(half)
+    return values
 
 
 def game_config(config: FrontierConfig, players: Sequence[NamedPlayer],

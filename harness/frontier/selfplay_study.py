@@ -9,7 +9,9 @@ each playout budget) and what
 :func:`harness.report.frontier.write_frontier_report` writes, with metric
 ``elo``: ``frontier.csv``, ``fits.csv``, ``frontier-elo.png`` and
 ``report.md``, here with the rating's description, the test-time table and
-the exchange rate. Each step skips what is done: a rerun finishes a killed
+the exchange rate; the pooled rating between rounds goes to the live metrics
+(``metrics.jsonl`` and TensorBoard events, :mod:`harness.metrics`). Each step
+skips what is done: a rerun finishes a killed
 study, and a finished one plays no game and only redraws.
 """
 
@@ -29,6 +31,7 @@ from harness.frontier.plan import Network, flops_label
 from harness.frontier.rating import STOP_REASONS
 from harness.frontier.result import StudyResult
 from harness.frontier.selfplay_runs import Generation, ensure_run, select_generations
+from harness.metrics import MetricsLog
 from harness.nets.plugins import directory_name
 from harness.players.spec import PlayerSpec
 from harness.stats import FrontierPoint
@@ -90,7 +93,8 @@ def run_selfplay_frontier(config: FrontierConfig, out: Path, *, progress: bool,
     nets = [r.network for r in runs]
     rated = network_players(config, nets, savepoints)
     players = [anchors[0], *(NamedPlayer(r.name, _mcts(r)) for r in rated), *anchors[1:]]
-    pool = play_pool(config, players, out / "rating", progress=progress, log=log)
+    pool = play_pool(config, players, out / "rating", progress=progress, log=log,
+                     metrics=MetricsLog.of(out, config))
     test_time = [r for r in rated if r.generation is savepoints[r.network.model][-1]
                  and r.playouts in config.rating.test_playouts]
     points = write_tables(config, out, flops, savepoints, players, rated, test_time, pool)

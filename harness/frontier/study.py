@@ -8,7 +8,10 @@ per network and savepoint), ``evaluations/RUN.json`` (each savepoint's scores),
 savepoint and metric, with the FLOPs asked for and those its checkpoint
 recorded) and what :func:`harness.report.frontier.write_frontier_report`
 writes: ``frontier.csv``, ``fits.csv``, ``frontier-<metric>.png`` and
-``report.md``. Each step skips what is done, so running the command again
+``report.md``; the live metrics (:mod:`harness.metrics`) in ``metrics.jsonl``
+and TensorBoard events: each savepoint's scores as it is scored, ``MODEL/METRIC``
+(with ``_low`` and ``_high``) at the step of its recorded training FLOPs.
+Each step skips what is done, so running the command again
 after a kill finishes the study, and running it on a finished one only
 redraws the report.
 """
@@ -24,6 +27,7 @@ from harness.frontier.config import FrontierConfig, savepoint_flops
 from harness.frontier.plan import flops_label, networks, plan_savepoints
 from harness.frontier.result import StudyResult
 from harness.frontier.scores import Scored, score_checkpoint
+from harness.metrics import MetricsLog
 
 POINTS_COLUMNS = ("family", "model", "params", "forward_flops", "savepoint_flops", "samples",
                   "run", "flops", "metric", "value", "low", "high", "games")
@@ -52,14 +56,31 @@ def run_frontier(config: FrontierConfig, out: str | Path, *, progress: bool = Tr
 
     from harness.frontier.runs import ensure_savepoints
 
-    scored = [score_checkpoint(config, point, checkpoint, out / "evaluations",
-                               progress=progress, log=log)
-              for point, checkpoint in ensure_savepoints(config, points, runs_dir,
-                                                         progress=progress, log=log)]
+    metrics = MetricsLog.of(out, config)
+    scored = []
+    for point, checkpoint in ensure_savepoints(config, points, runs_dir, progress=progress,
+                                               log=log):
+        scored.append(score_checkpoint(config, point, checkpoint, out / "evaluations",
+                                       progress=progress, log=log))
+        metrics.write(scored[-1].train_flops, savepoint_metrics(scored[-1], config.metrics))
     atomic_write(out / "points.csv", csv_text(POINTS_COLUMNS, _point_rows(scored, config)))
     frontier_points = [p for s in scored for p in s.frontier_points(config.metrics)]
     findings = write_frontier_report(frontier_points, out, seed=config.seed)
     return StudyResult(out / "report.md", findings, scored)
+
+
+def savepoint_metrics(scored: Scored, metrics: tuple[str, ...]) -> dict[str, float]:
+    """A savepoint's live figures: ``MODEL/METRIC`` and its interval, and the
+    savepoint's FLOPs and samples, all under the model's name (the step is its
+    recorded training FLOPs, so each model's curve is its own)."""
+    model = scored.point.network.model.replace("/", "|")
+    values: dict[str, float] = {f"{model}/savepoint_flops": scored.point.flops,
+                                f"{model}/samples": scored.point.samples}
+    for metric in metrics:
+        value, low, high = scored.metrics[metric]
+        values.update({f"{model}/{metric}": value, f"{model}/{metric}_low": low,
+                       f"{model}/{metric}_high": high})
+    return values
 
 
 def _point_rows(scored: list[Scored], config: FrontierConfig) -> list[list[object]]:

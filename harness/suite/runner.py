@@ -173,7 +173,6 @@ def train_one(config: SuiteConfig, dataset: Path, model: str, progress: bool, lo
         "run": config.run_name(model, seed),
         "runs_dir": config.models_dir,
         "seed": seed,
-        "tensorboard": False,
     }
     run_dir = Path(config.models_dir) / config.run_name(model, seed)
     resume = RunDir(run_dir).exists()
