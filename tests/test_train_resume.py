@@ -65,7 +65,7 @@ def test_sigkill_after_first_checkpoint_then_resume(dev_dataset, tmp_path):
     run = runs / "kill"
     args = ("--model", "a0.tiny", "--data", str(dev_dataset), "--runs-dir", str(runs),
             "--run", "kill", "--epochs", "2", "--epoch-samples", "1024", "--batch-size", "32",
-            "--val-samples", "64", "--lr-schedule", "cosine", "--no-tensorboard")
+            "--val-samples", "64", "--lr-schedule", "cosine")
     first = harness_train(*args)
     deadline = time.monotonic() + 240
     while committed_epochs(run) < 1:
@@ -91,3 +91,15 @@ def test_sigkill_after_first_checkpoint_then_resume(dev_dataset, tmp_path):
     state = json.loads((run / "state.json").read_text())
     assert state["epochs_done"] == 2 and state["step"] == 64
     assert (run / "best.keras").exists() and (run / "epoch-002.keras").exists()
+    # The live metrics: each epoch's row and the 50th step's loss once, over both sessions.
+    from harness.metrics import JSONL_NAME, event_files, read_event_scalars, read_jsonl
+
+    lines = read_jsonl(run / JSONL_NAME)
+    assert [(r["step"], r["epoch/epoch"]) for r in lines if "epoch/epoch" in r] == [(32, 1),
+                                                                                   (64, 2)]
+    assert [r["step"] for r in lines if "train/loss" in r] == [50]
+    assert len(event_files(run)) == 2  # one per session
+    steps: dict[str, list[int]] = {}
+    for s in read_event_scalars(run):
+        steps.setdefault(s.tag, []).append(s.step)
+    assert steps["epoch/val_loss"] == [32, 64] and steps["train/loss"] == [50]

@@ -223,8 +223,8 @@ def run_tournament(config: TournamentConfig, *, progress: bool = True) -> list[G
             bar.total = len(scheduled)
             bar.update(len(tasks) - len(todo))
             for row in session.play(todo):
+                standings.add(row)  # first: a kill between the two replays the game
                 append_result(out, row)
-                standings.add(row)
                 for outcome in outcomes_of([row]):
                     _add_points(points, outcome)
                 bar.update(1)

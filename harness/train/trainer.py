@@ -231,8 +231,10 @@ def train(plan: TrainingPlan, *, resume: bool = False, progress: bool = True,
                                 writer, meter)
             rows.append(row)
             run.write_metrics(rows)
-            run.write_state(state)
+            # Before the commit: a kill between the two redoes the epoch, whose
+            # figures are then not written twice; after it they could be lost.
             writer.write(state.step, {f"epoch/{k}": v for k, v in row.items() if k != "step"})
+            run.write_state(state)
             log(_epoch_line(row))
             if stop.requested and epoch < config.epochs:  # Ctrl-C during validation
                 message = (f"interrupted after epoch {epoch}; checkpoint {state.checkpoint}; "
