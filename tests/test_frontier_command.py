@@ -128,6 +128,16 @@ def test_a_killed_run_resumes_and_only_it_trains(study):
     assert (run / "epoch-001.keras").exists()
 
 
+def test_the_metrics_switches_are_no_part_of_a_runs_identity(study):
+    from dataclasses import replace
+
+    config, out, _, _ = study
+    lines: list[str] = []
+    run_frontier(replace(config, tensorboard=False, metrics_jsonl=False), out, progress=False,
+                 log=lines.append)
+    assert sum("skipping" in line for line in lines) == 4
+
+
 def test_a_run_made_under_other_settings_is_refused(study):
     config, out, _, _ = study
     from dataclasses import replace
