@@ -13,7 +13,7 @@ from sgfmill import sgf as sgfmill_sgf
 
 from harness.arena.referee import play_game
 from harness.game.geometry import BLACK, WHITE, gtp_to_point
-from harness.game.position import Game
+from harness.game.position import Game, move_cap
 from harness.players.base import RESIGN
 from harness.players.random_player import RandomPlayer
 from harness.players.scripted import ScriptedPlayer
@@ -161,10 +161,10 @@ class EyeFiller:
         pass
 
 
-def test_the_default_move_cap_is_three_times_the_board():
+def test_the_default_move_cap_is_twice_the_points_as_in_self_play():
     played = play_game(EyeFiller(1), EyeFiller(2), size=5, komi=0.5)
-    assert played.reason == "move cap (75 moves) reached"
-    assert len(played.moves) == 75
+    assert move_cap(5) == 50 and played.reason == "move cap (50 moves) reached"
+    assert len(played.moves) == 50
 
 
 def test_nogo_ends_when_the_side_to_move_has_no_legal_move():

@@ -22,7 +22,7 @@ def test_nogo_run_gates_switches_networks_and_trains_every_head(tmp_path):
         "evaluator": {"batch_size": 8},
         "selfplay": {"games": 3, "parallel": 3},
         "train": {"steps": 2, "batch_size": 8, "value_mix": 0.5},
-        "gating": {"enabled": True, "games": 2, "playouts": 2, "parallel": 2},
+        "gating": {"enabled": True, "games": 2, "gate_playouts": 2, "parallel": 2},
         "curriculum": {"enabled": True, "model": "garb.tiny", "criterion": "generation",
                        "switch_generation": 1},
     }, "test")

@@ -216,7 +216,7 @@ def test_gating_against_the_start_plays_generation_0_and_publishes_only_a_promot
     from harness.rl.run import RLRun
 
     config = tiny_run(tmp_path, "gate", 2, gating={
-        "enabled": True, "games": 2, "playouts": 2, "parallel": 2, "threshold": 1.0,
+        "enabled": True, "games": 2, "gate_playouts": 2, "parallel": 2, "threshold": 1.0,
         "against": "start"})
     lines: list[str] = []
     state = RLRun(config, log=lines.append).run()
@@ -235,7 +235,7 @@ def test_gating_every_second_generation_gates_only_the_even_ones(tmp_path):
     from harness.rl.run import RLRun
 
     config = tiny_run(tmp_path, "every", 3, gating={
-        "enabled": True, "games": 2, "playouts": 2, "parallel": 2, "threshold": 0.0,
+        "enabled": True, "games": 2, "gate_playouts": 2, "parallel": 2, "threshold": 0.0,
         "against": "start", "every": 2})
     lines: list[str] = []
     state = RLRun(config, log=lines.append).run()

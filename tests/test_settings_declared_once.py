@@ -5,14 +5,23 @@ inherit it from one settings class; this test finds any field name declared
 by two config classes and fails unless it is listed below as two different
 settings that happen to share a name. A second home for a setting, with its
 own default that can drift, fails here.
+
+Constants outside the settings drift too, so the source is read as well (AST,
+nothing imported): a numeric module constant defined in two modules with two
+values, and a function's numeric keyword default named like a setting that is
+none of that setting's declared defaults, fail unless listed below with the
+reason they are different numbers.
 """
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import inspect
+import operator
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -25,8 +34,8 @@ DIFFERENT_SETTINGS = {
     "augment": "the data pipeline's random symmetry; the self-play sampler's",
     "batch_size": "optimizer steps' batch; inference batches of the evaluator and of the "
                   "data pipeline's readers",
-    "board_size": "the size of archived games an ingest keeps (19: the public collections) "
-                  "and its worker's copy; the size games are played on (9)",
+    "board_size": "the size of archived games an ingest keeps (19: the public collections); "
+                  "the size games are played on (9)",
     "data": "a training run's dataset file; a suite's [data] section",
     "enabled": "a switch of each optional stage",
     "encoder": "the encoder an ingest records; a training run's override of it; "
@@ -36,25 +45,21 @@ DIFFERENT_SETTINGS = {
     "heads": "extra heads of a supervised network; of a fresh self-play network",
     "max_hours": "one self-play run's budget; each of a suite's self-play runs'",
     "max_moves": "a cap on played games; on self-play games; on policy-gradient games (0: none)",
-    "min_moves": "an ingest's filter and its worker's copy",
     "model": "a supervised run's network; a fresh self-play network; the curriculum's "
              "large network",
     "models": "a suite's networks, each trained once to the study's budget (default "
               "a0.small); a frontier study's families x sizes, each trained to every "
               "savepoint (no default)",
-    "no_result": "an ingest's choice and its worker's copy",
     "opening_moves": "random moves before a tournament game; before a generated game; before "
                      "a policy-gradient game",
     "out": "where a tournament writes; where datagen writes",
     "parallel": "tournament games at once; self-play games at once; gating games at once; "
                 "policy-gradient games in flight (0: all of a step)",
-    "playouts": "a tournament's override of every searcher; a suite's network players' "
-                "search; gating's search; MCTS's default",
-    "replay_rules": "an ingest's ko rule and its worker's copy",
+    "playouts": "a tournament's override of every searcher (None: each spec's own); MCTS's "
+                "default",
     "rl": "a suite's [rl] section (which self-play runs it makes); a self-play frontier "
           "study's [frontier.rl] table (harness rl's settings of every run)",
-    "rules": "the rule sets an ingest accepts and its worker's copy; the rules games are "
-             "played under",
+    "rules": "the rule sets an ingest accepts; the rules games are played under",
     "seed": "each stage's random seed",
     "sources": "an ingest's inputs; a suite's archives (empty: generate games)",
     "sprt": "a tournament match's hypotheses; gating's switch to an SPRT",
@@ -127,3 +132,150 @@ def test_a_suite_section_takes_its_stages_defaults():
     ingest = IngestConfig(sources=[], output="x.h5")
     for name in ("encoder", "val_games", "min_moves", "test_sources"):
         assert getattr(DataSection(), name) == getattr(ingest, name)
+
+
+# Function keyword defaults named like a setting that are other numbers on
+# purpose: "module.function.argument": why.
+OWN_DEFAULTS = {
+    "harness.report.training_plots.measure_forward_speed.batch_size":
+        "a speed probe's forward batch, not a training batch",
+    "harness.rl.monitor.forward.batch_size": "the monitor's inference batch",
+    "harness.search.batched.__init__.games": "a search's slots (one game unless told)",
+    "harness.rl.strength.rl_report.games_per_pair":
+        "the strength report's generations play more games per pair than a suite's round",
+    "harness.rl.strength.rl_report.playouts": "the strength report's search of every generation",
+    "harness.console.__init__.initial": "a progress bar's starting count",
+    "harness.search.oracle.__init__.komi": "a test evaluator's material count (no komi)",
+    "harness.sgf.parser._show.limit": "characters of a bad token quoted in a reject",
+    "harness.sgf.record._clip.limit": "characters of a bad value quoted in a reject",
+    "harness.rl.targets.replayed_positions.min_moves":
+        "held-out games a position is drawn from are at least this long",
+    "harness.rl.value_games.value_positions.parallel": "value games played as one batch",
+    "harness.players.uct.__init__.playouts": "a UCT player's own budget (uct:N's default)",
+    "harness.features.bench.encoder_rates.seconds": "a benchmark's timing window",
+    "harness.players.uct.uct_playout_rate.seconds": "a benchmark's timing window",
+    "harness.bench.sgf.generated_sgf.seed": "the generated benchmark games' seed",
+    "harness.players.policy.__init__.temperature": "a policy player plays its best move",
+    "harness.search.moves.select_move.temperature": "greedy unless told",
+}
+
+# Numeric module constants of one name in several modules, different on purpose.
+DIFFERENT_CONSTANTS: dict[str, str] = {}
+
+HARNESS = Path(harness.__file__).parent
+_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+              ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv,
+              ast.Pow: operator.pow, ast.LShift: operator.lshift}
+
+
+def number(node: ast.AST, names: dict[str, float] | None = None) -> float | None:
+    """The value of a numeric expression of literals (``8 << 30``, ``-1``), or of a
+    name in ``names``; None for anything else (bools are not numbers here)."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if isinstance(node, ast.Name) and names is not None:
+        return names.get(node.id)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = number(node.operand, names)
+        return None if inner is None else -inner
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = number(node.left, names), number(node.right, names)
+        if left is not None and right is not None:
+            return _OPERATORS[type(node.op)](left, right)
+    return None
+
+
+def parsed_modules(root: Path = HARNESS) -> dict[str, ast.Module]:
+    return {".".join(("harness", *path.relative_to(root).with_suffix("").parts)):
+            ast.parse(path.read_text(), str(path)) for path in sorted(root.rglob("*.py"))}
+
+
+def module_constants(modules: dict[str, ast.Module]) -> dict[str, dict[str, float]]:
+    """Upper-case module constants with a numeric value: name -> {module: value}."""
+    found: dict[str, dict[str, float]] = {}
+    for module, tree in modules.items():
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                target, value = node.target, node.value
+            else:
+                continue
+            if isinstance(target, ast.Name) and target.id.lstrip("_").isupper():
+                n = number(value)
+                if n is not None:
+                    found.setdefault(target.id, {})[module] = n
+    return found
+
+
+def keyword_defaults(modules: dict[str, ast.Module],
+                     names: set[str]) -> dict[str, dict[str, float]]:
+    """Numeric keyword defaults of functions whose argument is one of ``names``:
+    name -> {"module.function.argument": value}. A default that is a constant
+    resolves to the constant's value when every module that defines it agrees."""
+    constants = {name: next(iter(values.values()))
+                 for name, values in module_constants(modules).items()
+                 if len(set(values.values())) == 1}
+    found: dict[str, dict[str, float]] = {}
+    for module, tree in modules.items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            a = node.args
+            positional = a.posonlyargs + a.args
+            pairs = [*zip(positional[len(positional) - len(a.defaults):], a.defaults),
+                     *((arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)]
+            for arg, default in pairs:
+                value = number(default, constants)
+                if arg.arg in names and value is not None:
+                    found.setdefault(arg.arg, {})[f"{module}.{node.name}.{arg.arg}"] = value
+    return found
+
+
+def drifting_constants(modules: dict[str, ast.Module]) -> dict[str, dict[str, float]]:
+    return {name: homes for name, homes in module_constants(modules).items()
+            if len(set(homes.values())) > 1 and name not in DIFFERENT_CONSTANTS}
+
+
+def drifting_defaults(modules: dict[str, ast.Module],
+                      declared: dict[str, dict[str, object]]) -> dict[str, float]:
+    """Keyword defaults that are none of their setting's declared defaults."""
+    off = {}
+    for name, uses in keyword_defaults(modules, set(declared)).items():
+        allowed = set(declared[name].values()) - {None}
+        off.update({where: value for where, value in uses.items()
+                    if value not in allowed and where not in OWN_DEFAULTS})
+    return off
+
+
+@pytest.fixture(scope="module")
+def modules():
+    return parsed_modules()
+
+
+def test_a_numeric_constant_has_one_value_wherever_it_is_named(modules):
+    drift = drifting_constants(modules)
+    assert not drift, "one constant, two values (import it from one module, or name each " \
+        f"for whose it is): {drift}"
+
+
+def test_a_keyword_default_named_like_a_setting_is_that_settings_default(modules, declared):
+    drift = drifting_defaults(modules, declared)
+    assert not drift, "keyword defaults that are not their setting's default (use the " \
+        f"setting's, or list it in OWN_DEFAULTS with why): {drift}"
+
+
+def test_the_source_checks_see_drift():
+    tree = {"harness.a": ast.parse("LIMIT = 8 << 30\ndef play(komi=7.0, seed=0): pass\n"),
+            "harness.b": ast.parse("LIMIT = 1 << 30\nKOMI = 7.5\ndef f(komi=KOMI): pass\n")}
+    assert drifting_constants(tree) == {"LIMIT": {"harness.a": 8 << 30, "harness.b": 1 << 30}}
+    declared = {"komi": {"GameSettings": 7.5}, "seed": {"A": 0, "B": None}}
+    assert drifting_defaults(tree, declared) == {"harness.a.play.komi": 7.0}
+
+
+def test_the_lists_of_own_defaults_and_different_constants_are_not_stale(modules, declared):
+    seen = {where for uses in keyword_defaults(modules, set(declared)).values() for where in uses}
+    assert not set(OWN_DEFAULTS) - seen, sorted(set(OWN_DEFAULTS) - seen)
+    constants = module_constants(modules)
+    assert all(len(constants.get(name, {})) > 1 for name in DIFFERENT_CONSTANTS)

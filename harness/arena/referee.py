@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.game.geometry import BLACK, WHITE
-from harness.game.position import Game, IllegalMove
+from harness.game.position import Game, IllegalMove, move_cap
 from harness.game.result import GameResult, parse_result, result_from_score
 from harness.players.base import RESIGN, NotAMove, Player, notify, reseed, set_limits
 
@@ -89,7 +89,8 @@ def play_game(
 ) -> PlayedGame:
     """Play one game to the end and return what happened.
 
-    ``max_moves`` (default ``3 * size * size``) stops endless games, which are
+    ``max_moves`` (default twice the points,
+    :func:`~harness.game.position.move_cap`) stops endless games, which are
     then scored as they stand. ``seed`` reseeds players that accept it
     (``reseed(seed)``), so a tournament game can be replayed. ``scorer``
     replaces the Tromp-Taylor count (returns Black - White - komi).
@@ -98,7 +99,7 @@ def play_game(
     before they take over, so that a tournament pair can start from varied
     positions; they are part of the record like any other move.
     """
-    cap = 3 * size * size if max_moves is None else max_moves
+    cap = move_cap(size, max_moves)
     started = time.perf_counter()
     game = Game(size, komi, rules)
     players = {BLACK: black, WHITE: white}

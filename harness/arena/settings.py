@@ -22,7 +22,7 @@ class MatchSettings:
     """How each game is played, and how many at once."""
 
     max_moves: int | None = setting(None, "stop a game after this many moves "
-                                    "(default: twice the points)")
+                                    "(default: twice the points, harness.game.position.move_cap)")
     move_time: float | None = setting(None, "seconds per move, for players with a clock")
     parallel: int = setting(1, "games played at once")
 

@@ -18,6 +18,7 @@ import time
 from dataclasses import replace
 
 from harness.files import show_table
+from harness.game.position import DEFAULT_KOMI
 from harness.search.config import ROOT_RULES, MCTSConfig
 from harness.search.runtime import add_inference_argument
 
@@ -43,7 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop self-play after this long and estimate from the moves made")
     parser.add_argument("--opening", type=int, default=8,
                         help="moves played with temperature 1 before greedy play")
-    parser.add_argument("--komi", type=float, default=7.0)
+    parser.add_argument("--komi", type=float, default=DEFAULT_KOMI)
     parser.add_argument("--cache", type=int, default=0, help="evaluation cache entries")
     parser.add_argument("--symmetry", default="random", help="random, none or 0..7")
     parser.add_argument("--forward", default="function", choices=("function", "predict_on_batch"))

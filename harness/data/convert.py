@@ -9,7 +9,7 @@ that goes wrong becomes a one-line reject reason; nothing raises.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
@@ -21,49 +21,7 @@ from harness.data.rows import (
     game_digest,
     values_from_result,
 )
-
-# Spellings of RU[] seen in archives -> one name per rule set.
-_RULE_ALIASES = {
-    "chinese": "chinese",
-    "cn": "chinese",
-    "china": "chinese",
-    "japanese": "japanese",
-    "jp": "japanese",
-    "japan": "japanese",
-    "korean": "korean",
-    "kr": "korean",
-    "aga": "aga",
-    "nz": "nz",
-    "new zealand": "nz",
-    "tromp-taylor": "tromp-taylor",
-    "tromp taylor": "tromp-taylor",
-    "tt": "tromp-taylor",
-    "ing": "ing",
-    "goe": "ing",
-}
-
-
-def normalise_rules(text: str | None) -> str:
-    """A rule-set name for filtering: ``chinese``, ``japanese``, ... or ``unknown``."""
-    if text is None or not text.strip():
-        return "unknown"
-    low = " ".join(text.strip().lower().split())
-    if low in _RULE_ALIASES:
-        return _RULE_ALIASES[low]
-    if "scorearea" in low.replace(" ", ""):  # KataGo rule strings
-        return "area"
-    if "scoreterritory" in low.replace(" ", ""):
-        return "territory"
-    return low
-
-
-@dataclass(frozen=True)
-class ConvertSettings:
-    board_size: int = 19
-    rules: tuple[str, ...] = ()  # accepted normalised rule sets; empty: any
-    replay_rules: str = "superko"
-    min_moves: int = 1
-    no_result: str = "policy-only"  # or "skip"
+from harness.data.settings import ConvertSettings, normalise_rules
 
 
 def convert_record(record, settings: ConvertSettings) -> RecordOutcome:

@@ -9,19 +9,50 @@ start-up.
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from harness.config_io import setting
 from harness.distributed import BackendSettings
+from harness.sgf.sources import DEFAULT_MAX_MEMBER_BYTES
 
-if TYPE_CHECKING:
-    from harness.data.convert import ConvertSettings
-
-DEFAULT_MAX_MEMBER_BYTES = 1 << 30
 NO_RESULT_CHOICES = ("policy-only", "skip")
 REPLAY_RULES = ("superko", "simple-ko")
+
+
+# Spellings of RU[] seen in archives -> one name per rule set.
+_RULE_ALIASES = {
+    "chinese": "chinese",
+    "cn": "chinese",
+    "china": "chinese",
+    "japanese": "japanese",
+    "jp": "japanese",
+    "japan": "japanese",
+    "korean": "korean",
+    "kr": "korean",
+    "aga": "aga",
+    "nz": "nz",
+    "new zealand": "nz",
+    "tromp-taylor": "tromp-taylor",
+    "tromp taylor": "tromp-taylor",
+    "tt": "tromp-taylor",
+    "ing": "ing",
+    "goe": "ing",
+}
+
+
+def normalise_rules(text: str | None) -> str:
+    """A rule-set name for filtering: ``chinese``, ``japanese``, ... or ``unknown``."""
+    if text is None or not text.strip():
+        return "unknown"
+    low = " ".join(text.strip().lower().split())
+    if low in _RULE_ALIASES:
+        return _RULE_ALIASES[low]
+    if "scorearea" in low.replace(" ", ""):  # KataGo rule strings
+        return "area"
+    if "scoreterritory" in low.replace(" ", ""):
+        return "territory"
+    return low
 
 
 def split_size(text: str) -> int | float:
@@ -48,8 +79,6 @@ def byte_count(text: str) -> int:
 
 def parse_rules(text: str) -> tuple[str, ...]:
     """``"any"`` -> no filter; ``"chinese,japanese"`` -> those rule sets."""
-    from harness.data.convert import normalise_rules
-
     names = tuple(normalise_rules(t) for t in text.split(",") if t.strip())
     return () if "any" in names else names
 
@@ -79,12 +108,12 @@ class IngestSettings:
         getattr(super(), "__post_init__", lambda: None)()  # the next settings base, if any
 
 
-@dataclass(frozen=True, kw_only=True)
-class IngestConfig(IngestSettings, BackendSettings):
-    """An ingest; ``backend = "ray"`` converts the shards on Ray (harness.distributed.shards)."""
+@dataclass(frozen=True)
+class ConvertSettings(IngestSettings):
+    """Which records an ingest keeps and how it replays them: what
+    :func:`harness.data.convert.convert_record` reads (an ingest worker gets
+    :attr:`IngestConfig.convert_settings`, this part of its config)."""
 
-    sources: list[str] = setting(cli=False)
-    output: Path = setting(cli=False)
     # The archives' size, not the size games are played on (GameSettings):
     # the public collections are 19x19.
     board_size: int = setting(19, "board size of the games kept; other sizes are rejected")
@@ -93,10 +122,18 @@ class IngestConfig(IngestSettings, BackendSettings):
         parse=parse_rules, metavar="RULES")
     replay_rules: str = setting("superko", "ko rule the moves are checked with",
                                 choices=REPLAY_RULES)
-    cazenave_val: bool = setting(False, "validation = one random position per validation game")
     no_result: str = setting(
         "policy-only", "games without a result: keep with the value masked, or reject",
         choices=NO_RESULT_CHOICES)
+
+
+@dataclass(frozen=True, kw_only=True)
+class IngestConfig(ConvertSettings, BackendSettings):
+    """An ingest; ``backend = "ray"`` converts the shards on Ray (harness.distributed.shards)."""
+
+    sources: list[str] = setting(cli=False)
+    output: Path = setting(cli=False)
+    cazenave_val: bool = setting(False, "validation = one random position per validation game")
     seed: int = setting(0, "split seed")
     resume: bool = setting(False, "continue an interrupted ingest of the same output")
     overwrite: bool = setting(False, "replace an existing output")
@@ -112,12 +149,5 @@ class IngestConfig(IngestSettings, BackendSettings):
 
     @property
     def convert_settings(self) -> ConvertSettings:
-        from harness.data.convert import ConvertSettings
-
-        return ConvertSettings(
-            board_size=self.board_size,
-            rules=tuple(self.rules),
-            replay_rules=self.replay_rules,
-            min_moves=self.min_moves,
-            no_result=self.no_result,
-        )
+        """The part of this config a worker converts records with."""
+        return ConvertSettings(**{f.name: getattr(self, f.name) for f in fields(ConvertSettings)})

@@ -41,7 +41,7 @@ from harness.metrics import MetricsLog
 # Random moves before each rating game, the same for both colours of a pair's
 # two games: a deterministic search (no noise at evaluation) would otherwise
 # replay one game over and over.
-OPENING_MOVES = 2
+RATING_OPENING_MOVES = 2
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ def pair_game(first: NamedPlayer, second: NamedPlayer, k: int,
     """Game ``k`` of a pair: ``first`` is Black in even games; games ``2m`` and
     ``2m + 1`` share their opening, drawn from the seed and the pair's names."""
     pair_seed = zlib.crc32(f"{config.seed}~{first.name}~{second.name}~{k // 2}".encode())
-    opening = random_opening(config.rl.board_size, OPENING_MOVES, pair_seed)
+    opening = random_opening(config.rl.board_size, RATING_OPENING_MOVES, pair_seed)
     black, white = (first, second) if k % 2 == 0 else (second, first)
     return GameTask(game_id=f"{first.name}~{second.name}~{k:03d}", black=black.name,
                     white=white.name, black_spec=black.spec, white_spec=white.spec,

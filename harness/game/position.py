@@ -16,6 +16,17 @@ from harness.game.geometry import BLACK, EMPTY, WHITE, Geometry, geometry, point
 from harness.game.result import GameResult, result_from_score
 
 DEFAULT_KOMI = 7.5  # every config that plays games defaults to it (harness.game.settings)
+
+
+def move_cap(size: int, max_moves: int | None = None) -> int:
+    """The move after which a game is stopped and scored as it stands.
+
+    ``max_moves`` when given (a positive number), else twice the points of the
+    board: one rule for the referee, self-play, gating and policy-gradient games.
+    """
+    return max_moves if max_moves else 2 * size * size
+
+
 RULE_NAMES = {"superko": K.POSITIONAL_SUPERKO, "simple-ko": K.SIMPLE_KO, "nogo": K.NOGO}
 
 

@@ -30,14 +30,14 @@ from pathlib import Path
 from harness.files import atomic_path
 from harness.nets.precision import float32_copy
 
-CHUNK = 1 << 20
+HASH_CHUNK_BYTES = 1 << 20
 
 
 def file_hash(path: str | os.PathLike) -> str:
     """First 16 hex digits of the SHA-256 of a file's bytes."""
     digest = hashlib.sha256()
     with open(path, "rb") as f:
-        while block := f.read(CHUNK):
+        while block := f.read(HASH_CHUNK_BYTES):
             digest.update(block)
     return digest.hexdigest()[:16]
 

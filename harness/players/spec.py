@@ -48,7 +48,7 @@ KINDS = ("random", "uct", "policy", "mcts", "gnugo", "gtp")
 SEARCH_KINDS = ("uct", "mcts")  # the players a playout budget applies to
 NETWORK_KINDS = ("policy", "mcts")
 DEFAULT_PLAYOUTS = {"uct": 1000, "mcts": 200}
-DEFAULT_LEVEL = 10
+GNUGO_DEFAULT_LEVEL = 10
 DEFAULT_ROOT = "puct"
 DEFAULT_GUMBEL_K = 16
 _OPTION = re.compile(r",([a-z_]+)=([^,]*)$")
@@ -215,7 +215,7 @@ def parse_player(text: str) -> PlayerSpec:
         return PlayerSpec("uct", playouts=_positive(text, rest or DEFAULT_PLAYOUTS["uct"],
                                                     "playouts"), seed=seed, resign=resign)
     if kind == "gnugo":
-        return PlayerSpec("gnugo", level=_level(text, rest or str(DEFAULT_LEVEL)), seed=seed)
+        return PlayerSpec("gnugo", level=_level(text, rest or str(GNUGO_DEFAULT_LEVEL)), seed=seed)
     model, after_at = _path_at(text, rest, "temperature" if kind == "policy" else "playouts")
     encoder = options.get("encoder")
     if kind == "policy":

@@ -29,7 +29,7 @@ from harness.game.position import DEFAULT_KOMI, Game
 from harness.players.base import RESIGN, SearchBudget
 
 UNEXPANDED = -1
-CHUNK = 64  # simulations between two looks at the clock
+CLOCK_CHECK_PLAYOUTS = 64  # simulations between two looks at the clock
 
 
 class UCTTree(NamedTuple):
@@ -254,7 +254,7 @@ class UCTPlayer(SearchBudget):
         geo = game.geo
         per_sim_edges = geo.points + 1
         budget = self.playouts if self.playouts is not None else 1 << 30
-        chunk = min(CHUNK, budget)
+        chunk = min(CLOCK_CHECK_PLAYOUTS, budget)
         tree = self._tree
         if tree is None or len(tree.edge_move) < (chunk + 1) * per_sim_edges:
             tree = new_tree(chunk + 1, (chunk + 1) * per_sim_edges)

@@ -35,7 +35,7 @@ from harness.stats import (
     fit_families,
     fmt_number,
 )
-from harness.stats.frontier_fits import DEFAULT_REPS
+from harness.stats.frontier_fits import DEFAULT_FIT_REPS
 from harness.train.metrics import METRIC_INFO
 
 FRONTIER_COLUMNS = ("family", "model", "params", "flops", "metric", "value", "low", "high")
@@ -351,7 +351,7 @@ def _safe(name: str) -> str:
 def write_frontier_report(points: Sequence[FrontierPoint], out_dir: str | Path, *,
                           targets: Mapping[str, Sequence[float]] | None = None,
                           higher_is_better: Mapping[str, bool] | None = None,
-                          reps: int = DEFAULT_REPS, seed: int = 0,
+                          reps: int = DEFAULT_FIT_REPS, seed: int = 0,
                           sections: Sequence[str] = (),
                           compute: str = TRAINING_COMPUTE) -> list[str]:
     """Fit every family's frontier and write ``frontier.csv``, ``fits.csv``,

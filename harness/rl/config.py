@@ -161,7 +161,7 @@ class GatingConfig:
     enabled: bool = False
     games: int = 20  # half with each colour; with sprt, the most games a match plays
     threshold: float = 0.55  # promote when the win rate reaches this (draws count half)
-    playouts: int = 50
+    gate_playouts: int = 50  # each side's search per move
     parallel: int = 10
     sprt: bool = False  # decide by SPRT (harness.arena.sprt) instead of the threshold
     elo0: float = 0.0
@@ -179,8 +179,8 @@ class GatingConfig:
     every: int = 1
 
     def __post_init__(self) -> None:
-        if self.games < 1 or self.playouts < 1 or self.parallel < 1 or self.every < 1:
-            raise ValueError("gating games, playouts, parallel and every must be at least 1")
+        if self.games < 1 or self.gate_playouts < 1 or self.parallel < 1 or self.every < 1:
+            raise ValueError("gating games, gate_playouts, parallel and every must be at least 1")
         if self.against not in GATE_OPPONENTS:
             raise ValueError(f"gating against must be one of {GATE_OPPONENTS}, "
                              f"got {self.against!r}")

@@ -21,12 +21,12 @@ import numpy as np
 
 from harness.arena.sprt import H1, SPRT
 from harness.game.geometry import BLACK, WHITE
-from harness.game.position import Game
+from harness.game.position import Game, move_cap
 from harness.search import BatchedSearch, MCTSConfig, select_move
 from harness.search.evaluator import reseed_symmetries
 from harness.train.sources import derive_seed
 
-OPENING_MOVES = 4  # moves drawn at temperature 1 before play turns greedy
+GATING_OPENING_MOVES = 4  # moves drawn at temperature 1 before play turns greedy
 # Salts of the two evaluators' symmetry streams, apart from each other and
 # from the match's own generator, so the two sides never draw the same symmetries.
 CANDIDATE_SYMMETRY_STREAM = 2
@@ -84,7 +84,7 @@ def play_match(
     komi: float,
     rules: str,
     playouts: int,
-    parallel: int = 8,
+    parallel: int,
     max_moves: int | None = None,
     seed: int = 0,
     sprt: SPRT | None = None,
@@ -103,7 +103,7 @@ def play_match(
         "candidate": BatchedSearch(candidate, config, games=slots, seed=seed),
         "best": BatchedSearch(best, config, games=slots, seed=seed + 1),
     }
-    limit = max_moves if max_moves is not None else 2 * size * size
+    limit = move_cap(size, max_moves)
     wins, moves, started, draws, finished = 0.0, 0, 0, 0, 0
     running: dict[int, tuple[Game, int]] = {}  # slot -> (game, candidate's colour)
 
@@ -130,7 +130,7 @@ def play_match(
         for search in searches.values():
             for slot, result in search.step():
                 game, colour = running[slot]
-                temperature = 1.0 if len(game.moves) < OPENING_MOVES else 0.0
+                temperature = 1.0 if len(game.moves) < GATING_OPENING_MOVES else 0.0
                 game.play(select_move(result, temperature, rng))
                 if game.is_over or len(game.moves) >= limit:
                     winner = game.result().winner

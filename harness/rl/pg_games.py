@@ -27,7 +27,7 @@ from numba import njit
 from harness.game import board as K
 from harness.game.endgame import drop_senseless
 from harness.game.geometry import BLACK, WHITE, geometry
-from harness.game.position import RULE_NAMES
+from harness.game.position import RULE_NAMES, move_cap
 
 
 @njit(cache=True)
@@ -170,7 +170,7 @@ def _play_wave(learner, opponents, index, *, size, komi, rules, history, rng, te
     geo = geometry(size)
     points = size * size
     n = len(index)
-    limit = max_moves or 2 * points
+    limit = move_cap(size, max_moves)
     b = K.new_boards(n, size, RULE_NAMES[rules])
     work = K.new_work(points)
     hist = np.zeros((n, history, points), np.int8)

@@ -476,7 +476,7 @@ class RLRun:
         return play_match(
             self._evaluator(state, candidate), best, gating.games,
             size=self.config.board_size, komi=self.config.komi, rules=self.config.rules,
-            playouts=gating.playouts, parallel=gating.parallel,
+            playouts=gating.gate_playouts, parallel=gating.parallel,
             max_moves=self.config.selfplay.max_moves,
             seed=derive_seed(self.config.seed, g, 7919),
             sprt=gate_sprt(gating),

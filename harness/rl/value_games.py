@@ -22,7 +22,7 @@ import numpy as np
 
 from harness.game import board as K
 from harness.game.geometry import geometry
-from harness.game.position import RULE_NAMES
+from harness.game.position import RULE_NAMES, move_cap
 from harness.rl.pg_games import (
     candidates_into,
     final_margins,
@@ -72,7 +72,7 @@ def value_positions(sl, rl, games: int, *, size: int, komi: float, rules: str, h
 def _wave(sl, rl, n, first, *, size, komi, rules, history, rng, u_max, max_moves):
     geo = geometry(size)
     points = size * size
-    limit = max_moves or 2 * points
+    limit = move_cap(size, max_moves)
     b = K.new_boards(n, size, RULE_NAMES[rules])
     work = K.new_work(points)
     hist = np.zeros((n, history, points), np.int8)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.game.position import Game
+from harness.game.position import DEFAULT_KOMI, Game, move_cap
 from harness.game.result import GameResult
 from harness.search.batched import BatchedSearch
 from harness.search.moves import (
@@ -55,7 +55,7 @@ def play_games(
     search: BatchedSearch,
     count: int,
     *,
-    komi: float = 7.0,
+    komi: float = DEFAULT_KOMI,
     rules: str = "superko",
     max_moves: int | None = None,
     seed: int | None = None,
@@ -66,7 +66,7 @@ def play_games(
 ) -> list[SelfPlayGame]:
     """Play ``count`` self-play games, ``search.games`` at a time.
 
-    ``max_moves`` (default twice the number of points) stops runaway games;
+    ``max_moves`` (default :func:`~harness.game.position.move_cap`) stops runaway games;
     they are scored as they stand. ``on_record`` sees each game as it ends
     (write it to disk there so a killed run loses no finished game);
     ``on_move`` sees (slot, record) after every move (progress bars).
@@ -76,7 +76,7 @@ def play_games(
     """
     config = search.config
     size = search.size
-    limit = max_moves if max_moves is not None else 2 * size * size
+    limit = move_cap(size, max_moves)
     rng = np.random.default_rng(seed)
     records: list[SelfPlayGame] = []
     slot_records: dict[int, SelfPlayGame] = {}

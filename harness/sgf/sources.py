@@ -59,7 +59,7 @@ JSON_SUFFIXES = (".json", ".jsonl", ".ndjson")
 TAR_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tbz", ".tar.xz", ".txz")
 ZIP_SUFFIXES = (".zip",)
 
-DEFAULT_MAX_MEMBER_BYTES = 8 << 30
+DEFAULT_MAX_MEMBER_BYTES = 1 << 30  # also harness ingest's --max-member-bytes
 DEFAULT_MAX_GAME_BYTES = 64 << 20
 
 

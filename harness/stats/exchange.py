@@ -25,9 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from harness.stats.bootstrap import Estimate
-
-DEFAULT_LEVEL = 0.95
+from harness.stats.bootstrap import DEFAULT_LEVEL, Estimate
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from harness.stats.frontier import (
     measured_until,
 )
 
-DEFAULT_REPS = 1000
+DEFAULT_FIT_REPS = 1000
 KINDS = ("change_point", "sigmoid")
 
 
@@ -302,7 +302,7 @@ def percentile_interval(replicates: np.ndarray, level: float = DEFAULT_LEVEL
 def bootstrap_fit(log10_flops: Sequence[float], values: Sequence[float],
                   se: Sequence[float] | None = None, *, kind: str = "best",
                   measurement: Sequence[object] | None = None,
-                  reps: int = DEFAULT_REPS, level: float = DEFAULT_LEVEL,
+                  reps: int = DEFAULT_FIT_REPS, level: float = DEFAULT_LEVEL,
                   seed: int = 0) -> BootstrapFit:
     """Fit, then refit ``reps`` times to data redrawn around the fitted curve.
 
@@ -406,7 +406,7 @@ class FamilyFit:
 
 def fit_families(points: Iterable[FrontierPoint], higher_is_better: Direction = True, *,
                  targets: Mapping[str, Sequence[float]] | None = None,
-                 reps: int = DEFAULT_REPS, level: float = DEFAULT_LEVEL,
+                 reps: int = DEFAULT_FIT_REPS, level: float = DEFAULT_LEVEL,
                  seed: int = 0) -> list[FamilyFit]:
     """The frontier of every family and metric in ``points``, fitted and bootstrapped.
 

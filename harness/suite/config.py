@@ -83,7 +83,7 @@ class TournamentSection(RoundSettings, MatchSettings):
     model_player: str = "policy"  # "policy" (raw network) or "mcts"
     # The networks' search under model_player = "mcts" (the cap when move_time
     # is set); baselines keep their own budgets.
-    playouts: int = 32
+    model_playouts: int = 32
     baselines: list[str] = field(default_factory=lambda: ["random", "uct:100"])  # gnugo:N too
 
 
