@@ -224,8 +224,8 @@ def keyword_defaults(modules: dict[str, ast.Module],
                 continue
             a = node.args
             positional = a.posonlyargs + a.args
-            pairs = [*zip(positional[len(positional) - len(a.defaults):], a.defaults),
-                     *((arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)]
+            pairs = [*zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True),
+                     *((arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
             for arg, default in pairs:
                 value = number(default, constants)
                 if arg.arg in names and value is not None:
