@@ -224,8 +224,9 @@ def keyword_defaults(modules: dict[str, ast.Module],
                 continue
             a = node.args
             positional = a.posonlyargs + a.args
+            keywords = zip(a.kwonlyargs, a.kw_defaults, strict=True)
             pairs = [*zip(positional[len(positional) - len(a.defaults):], a.defaults, strict=True),
-                     *((arg, d) for arg, d in zip(a.kwonlyargs, a.kw_defaults, strict=True) if d is not None)]
+                     *((arg, d) for arg, d in keywords if d is not None)]
             for arg, default in pairs:
                 value = number(default, constants)
                 if arg.arg in names and value is not None:

@@ -303,7 +303,8 @@ def tournament_players(config: SuiteConfig, runs: list[Path]) -> list:
     from harness.arena.tournament import NamedPlayer
     from harness.players.spec import PlayerSpec
 
-    playouts = config.tournament.model_playouts if config.tournament.model_player == "mcts" else None
+    tournament = config.tournament
+    playouts = tournament.model_playouts if tournament.model_player == "mcts" else None
     players = [NamedPlayer(name, PlayerSpec(config.tournament.model_player,
                                             model=Path(checkpoint), playouts=playouts))
                for name, checkpoint in networks]
