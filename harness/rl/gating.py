@@ -15,6 +15,7 @@ decision is the one taken at the crossing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,11 +89,14 @@ def play_match(
     max_moves: int | None = None,
     seed: int = 0,
     sprt: SPRT | None = None,
+    on_game: Callable[[int, Game, int], None] | None = None,
 ) -> MatchResult:
     """Play ``games`` games between two evaluators; the candidate is Black in even games.
 
     With ``sprt`` the match ends at the first finished game after which the
-    test decides; the games still running then are dropped.
+    test decides; the games still running then are dropped. ``on_game(number,
+    game, colour)`` sees each counted game as it ends: its number in the order
+    games start and the candidate's colour.
     """
     config = MCTSConfig(playouts=playouts, add_noise=False, reuse_tree=True)
     slots = max(1, min(parallel, games))
@@ -105,7 +109,7 @@ def play_match(
     }
     limit = move_cap(size, max_moves)
     wins, moves, started, draws, finished = 0.0, 0, 0, 0, 0
-    running: dict[int, tuple[Game, int]] = {}  # slot -> (game, candidate's colour)
+    running: dict[int, tuple[Game, int, int]] = {}  # slot -> (game, candidate's colour, number)
 
     def side(game: Game, colour: int) -> str:
         return "candidate" if game.to_play == colour else "best"
@@ -115,7 +119,7 @@ def play_match(
         colour = BLACK if started % 2 == 0 else WHITE
         started += 1
         game = Game(size, komi, rules)
-        running[slot] = (game, colour)
+        running[slot] = (game, colour, started - 1)
         for search in searches.values():
             search.reset(slot)
         searches[side(game, colour)].start(slot, game)
@@ -129,7 +133,7 @@ def play_match(
     while running:
         for search in searches.values():
             for slot, result in search.step():
-                game, colour = running[slot]
+                game, colour, number = running[slot]
                 temperature = 1.0 if len(game.moves) < GATING_OPENING_MOVES else 0.0
                 game.play(select_move(result, temperature, rng))
                 if game.is_over or len(game.moves) >= limit:
@@ -140,6 +144,8 @@ def play_match(
                     finished += 1
                     moves += len(game.moves)
                     del running[slot]
+                    if on_game is not None:
+                        on_game(number, game, colour)
                     if decided():
                         return MatchResult(finished, wins, moves, draws)
                     if started < games:
