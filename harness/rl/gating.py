@@ -2,8 +2,9 @@
 
 Both sides search with their own :class:`BatchedSearch` (one slot per game),
 so every network call carries a batch from all games where that side is to
-move. The first few moves of each game are drawn at temperature 1 so that the
-games differ (searches are otherwise deterministic); colours alternate.
+move; the games are the self-play driver's, given a search per side. The
+first few moves of each game are drawn at temperature 1 so that the games
+differ (searches are otherwise deterministic); colours alternate.
 
 The decision is AlphaGo Zero's (a win rate of at least ``threshold``) or,
 with ``[gating] sprt = true``, Leela Zero's: the match stops as soon as an
@@ -18,13 +19,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from harness.arena.sprt import H1, SPRT
 from harness.game.geometry import BLACK, WHITE
-from harness.game.position import Game, move_cap
-from harness.search import BatchedSearch, MCTSConfig, select_move
+from harness.game.position import Game
+from harness.search import BatchedSearch, MCTSConfig
 from harness.search.evaluator import reseed_symmetries
+from harness.search.game_driver import SelfPlayGame, play_games
 from harness.train.sources import derive_seed
 
 GATING_OPENING_MOVES = 4  # moves drawn at temperature 1 before play turns greedy
@@ -93,63 +93,35 @@ def play_match(
 ) -> MatchResult:
     """Play ``games`` games between two evaluators; the candidate is Black in even games.
 
-    With ``sprt`` the match ends at the first finished game after which the
-    test decides; the games still running then are dropped. ``on_game(number,
-    game, colour)`` sees each counted game as it ends: its number in the order
-    games start and the candidate's colour.
+    The games are the self-play driver's (:func:`harness.search.game_driver.play_games`)
+    with a search per side. With ``sprt`` the match ends at the first finished
+    game after which the test decides; the games still running then are
+    dropped. ``on_game(number, game, colour)`` sees each counted game as it
+    ends: its number in the order games start and the candidate's colour.
     """
-    config = MCTSConfig(playouts=playouts, add_noise=False, reuse_tree=True)
+    config = MCTSConfig(playouts=playouts, add_noise=False, reuse_tree=True,
+                        temperature_moves=GATING_OPENING_MOVES)
     slots = max(1, min(parallel, games))
-    rng = np.random.default_rng(seed)
     reseed_symmetries(candidate, derive_seed(seed, CANDIDATE_SYMMETRY_STREAM))
     reseed_symmetries(best, derive_seed(seed, BEST_SYMMETRY_STREAM))
-    searches = {
-        "candidate": BatchedSearch(candidate, config, games=slots, seed=seed),
-        "best": BatchedSearch(best, config, games=slots, seed=seed + 1),
-    }
-    limit = move_cap(size, max_moves)
-    wins, moves, started, draws, finished = 0.0, 0, 0, 0, 0
-    running: dict[int, tuple[Game, int, int]] = {}  # slot -> (game, candidate's colour, number)
+    searches = (BatchedSearch(candidate, config, games=slots, seed=seed),
+                BatchedSearch(best, config, games=slots, seed=seed + 1))
+    tally = MatchResult(0, 0.0, 0, 0)
 
-    def side(game: Game, colour: int) -> str:
-        return "candidate" if game.to_play == colour else "best"
+    def count(record: SelfPlayGame) -> None:
+        colour, winner = record.first_colour, record.result.winner  # the candidate's colour
+        drawn = winner not in (BLACK, WHITE)
+        tally.wins += 1.0 if winner == colour else (0.5 if drawn else 0.0)
+        tally.draws += drawn
+        tally.games += 1
+        tally.moves += record.length
+        if on_game is not None:
+            on_game(record.number, record.game, colour)
 
-    def begin(slot: int) -> None:
-        nonlocal started
-        colour = BLACK if started % 2 == 0 else WHITE
-        started += 1
-        game = Game(size, komi, rules)
-        running[slot] = (game, colour, started - 1)
-        for search in searches.values():
-            search.reset(slot)
-        searches[side(game, colour)].start(slot, game)
-
-    for slot in range(min(slots, games)):
-        begin(slot)
     def decided() -> bool:
-        won = round(wins - draws / 2)
-        return sprt is not None and sprt.decide(won, draws, finished - won - draws) is not None
+        won = round(tally.wins - tally.draws / 2)
+        return sprt.decide(won, tally.draws, tally.games - won - tally.draws) is not None
 
-    while running:
-        for search in searches.values():
-            for slot, result in search.step():
-                game, colour, number = running[slot]
-                temperature = 1.0 if len(game.moves) < GATING_OPENING_MOVES else 0.0
-                game.play(select_move(result, temperature, rng))
-                if game.is_over or len(game.moves) >= limit:
-                    winner = game.result().winner
-                    drawn = winner not in (BLACK, WHITE)
-                    wins += 1.0 if winner == colour else (0.5 if drawn else 0.0)
-                    draws += drawn
-                    finished += 1
-                    moves += len(game.moves)
-                    del running[slot]
-                    if on_game is not None:
-                        on_game(number, game, colour)
-                    if decided():
-                        return MatchResult(finished, wins, moves, draws)
-                    if started < games:
-                        begin(slot)
-                else:
-                    searches[side(game, colour)].start(slot, game)
-    return MatchResult(finished, wins, moves, draws)
+    play_games(searches, games, komi=komi, rules=rules, max_moves=max_moves, seed=seed,
+               on_record=count, until=None if sprt is None else decided)
+    return tally
