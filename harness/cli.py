@@ -1,6 +1,6 @@
 """The ``harness`` command: one subcommand per pipeline stage.
 
-Each subcommand lives in its stage's package as a module with ``HELP``,
+Each subcommand is a module of :mod:`harness.commands` with ``HELP``,
 ``add_arguments(parser)`` and ``run(args) -> int``. Those modules keep heavy
 imports (TensorFlow) inside ``run`` so that ``harness --help`` and the GTP
 engine start fast. The console is kept quiet and honest (``console.py``):
@@ -20,22 +20,22 @@ import time
 
 # (subcommand, module). Order is the order of ``harness --help``.
 COMMANDS: tuple[tuple[str, str], ...] = (
-    ("suite", "harness.suite.command"),
-    ("bench", "harness.bench.command"),
-    ("models", "harness.nets.command"),
-    ("ingest", "harness.data.command"),
-    ("gtp", "harness.gtp.command"),
-    ("datagen", "harness.arena.datagen"),
-    ("tournament", "harness.arena.command"),
-    ("train", "harness.train.command"),
-    ("evaluate", "harness.train.evaluate_command"),
-    ("compare", "harness.train.compare_command"),
-    ("frontier", "harness.frontier.command"),
-    ("plot", "harness.report.plot_command"),
-    ("rl", "harness.rl.command"),
-    ("rl-report", "harness.rl.strength_command"),
-    ("rl-targets", "harness.rl.targets_command"),
-    ("rl-value", "harness.rl.value_command"),
+    ("suite", "harness.commands.suite"),
+    ("bench", "harness.commands.bench"),
+    ("models", "harness.commands.models"),
+    ("ingest", "harness.commands.ingest"),
+    ("gtp", "harness.commands.gtp"),
+    ("datagen", "harness.commands.datagen"),
+    ("tournament", "harness.commands.tournament"),
+    ("train", "harness.commands.train"),
+    ("evaluate", "harness.commands.evaluate"),
+    ("compare", "harness.commands.compare"),
+    ("frontier", "harness.commands.frontier"),
+    ("plot", "harness.commands.plot"),
+    ("rl", "harness.commands.rl"),
+    ("rl-report", "harness.commands.rl_report"),
+    ("rl-targets", "harness.commands.rl_targets"),
+    ("rl-value", "harness.commands.rl_value"),
 )
 # Commands that run long enough to deserve a closing line (not gtp: a GUI's console).
 LONG = frozenset(name for name, _ in COMMANDS) - {"gtp", "models", "plot"}

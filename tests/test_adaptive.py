@@ -105,7 +105,7 @@ def test_bad_adaptive_settings_are_refused(tmp_path):
 def test_command_line_flags_make_an_adaptive_config(tmp_path):
     import argparse
 
-    from harness.arena.command import add_arguments, config_from_args
+    from harness.commands.tournament import add_arguments, config_from_args
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

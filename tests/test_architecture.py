@@ -20,7 +20,8 @@ CHAIN = (
     "stats", "files", "figures", "config_io", "metrics", "console", "cpu", "devices", "devdata",
     "distributed",
     "game", "sgf", "features", "data", "nets", "train", "search", "players", "gtp",
-    "arena", "rl", "bench", "report", "frontier", "suite", "api", "__init__", "cli", "__main__",
+    "arena", "rl", "bench", "report", "frontier", "suite", "api", "commands", "__init__", "cli",
+    "__main__",
 )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.data.command import main as ingest_main
+from harness.commands.ingest import main as ingest_main
 from harness.data.convert import (
     MAX_GAME_MOVES,
     ConvertSettings,

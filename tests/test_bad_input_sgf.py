@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.data.command import main as ingest_main
+from harness.commands.ingest import main as ingest_main
 from harness.data.convert import ConvertSettings, convert_record
 from harness.data.synthetic import random_sgf
 from harness.devdata import dev_data_dir

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from test_train_targets import two_games  # noqa: F401  (a 9x9 positions file, fixture)
 
+from harness.commands import compare as compare_command
 from harness.stats import Estimate, GroupedMetric
-from harness.train import compare_command
 from harness.train.compare import (
     BASELINE,
     ModelResult,

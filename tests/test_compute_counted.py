@@ -168,8 +168,8 @@ def test_self_play_counts_its_evaluations_and_training_and_a_resume_continues_th
 
 def test_harness_models_shows_what_a_model_file_records(tmp_path, capsys):
     pytest.importorskip("keras")
+    from harness.commands.models import describe_file
     from harness.nets import save_model
-    from harness.nets.command import describe_file
 
     model = _described_model()
     path = save_model(model, tmp_path / "m.keras",

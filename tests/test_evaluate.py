@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from test_train_targets import two_games  # noqa: F401  (a 9x9 positions file, fixture)
 
-from harness.train import evaluate_command
+from harness.commands import evaluate as evaluate_command
 
 
 @pytest.fixture(scope="module")

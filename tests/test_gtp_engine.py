@@ -234,7 +234,7 @@ def test_subprocess_reports_a_bad_player_spec_in_one_line():
 def test_the_playouts_flag_wins_over_a_player_own_count_and_shows_in_its_name(args, label):
     import argparse
 
-    from harness.gtp.command import add_arguments, player_spec
+    from harness.commands.gtp import add_arguments, player_spec
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

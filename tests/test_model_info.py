@@ -286,10 +286,11 @@ def test_gtp_with_a_moved_checkpoint_answers_genmove_with_a_legal_move(moved_nog
 
 def test_evaluate_feeds_a_moved_checkpoint_its_recorded_encoder(moved_nogo_checkpoint,
                                                                 two_games, capsys):  # noqa: F811
+    from harness.commands import evaluate as evaluate_command
     from harness.data.dataset import open_dataset
     from harness.features import get_encoder
     from harness.nets import load_model
-    from harness.train import checkpoint_eval, evaluate_command
+    from harness.train import checkpoint_eval
 
     result = checkpoint_eval.evaluate_checkpoint(moved_nogo_checkpoint, two_games, "train")
     assert result["encoder"] == "nogo"  # the dataset's own default is cazenave21

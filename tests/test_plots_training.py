@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from harness.report import plot_command
+from harness.commands import plot as plot_command
 from harness.report.training_plots import (
     load_run,
     plot_runs,

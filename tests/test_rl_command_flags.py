@@ -3,8 +3,8 @@
 import argparse
 from pathlib import Path
 
+from harness.commands.rl import add_arguments, config_from_args
 from harness.config_io import save_config
-from harness.rl.command import add_arguments, config_from_args
 
 GUMBEL = Path(__file__).resolve().parents[1] / "configs" / "rl-9x9-gumbel.toml"
 

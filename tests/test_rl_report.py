@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from harness.commands.rl_report import parse_generations, parse_hours
 from harness.files import atomic_json
 from harness.rl.strength import (
     generation_points,
@@ -13,7 +14,6 @@ from harness.rl.strength import (
     select,
     select_at_hours,
 )
-from harness.rl.strength_command import parse_generations, parse_hours
 
 
 @pytest.fixture

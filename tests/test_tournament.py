@@ -94,7 +94,7 @@ def test_an_engine_that_cannot_start_is_an_error_game_excluded_from_ratings(tmp_
 def test_command_line_config_errors_are_one_line(tmp_path):
     import argparse
 
-    from harness.arena.command import add_arguments, config_from_args
+    from harness.commands.tournament import add_arguments, config_from_args
 
     parser = argparse.ArgumentParser()
     add_arguments(parser)

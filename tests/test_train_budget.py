@@ -68,7 +68,7 @@ def test_bad_budget_is_one_line():
 
 
 def test_seeds_make_one_run_per_seed_with_its_own_name():
-    from harness.train.command import seed_runs
+    from harness.commands.train import seed_runs
 
     base = TrainConfig(model="a0.tiny", data="d.h5", run="r", seeds=(3, 5))
     runs = seed_runs(base)

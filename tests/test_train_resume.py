@@ -47,7 +47,7 @@ def dev_dataset(tmp_path_factory) -> Path:
 def harness_train(*args: str) -> subprocess.Popen:
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3", "CUDA_VISIBLE_DEVICES": ""}
     return subprocess.Popen(
-        [sys.executable, "-c", RUNNER, "harness.train.command", *args, "--quiet"],
+        [sys.executable, "-c", RUNNER, "harness.commands.train", *args, "--quiet"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
         cwd=Path(__file__).resolve().parents[1],
     )

@@ -1,4 +1,4 @@
-"""``harness datagen``: games between two copies of a player, as an SGF archive.
+"""Games between two copies of a player, as an SGF archive (``harness datagen``).
 
 When a study has no archive, the harness makes its own training data: the
 UCT baseline or any GTP engine (GNU Go) plays itself from random openings.
@@ -9,8 +9,6 @@ scheduling, worker processes and resumable results file; the SGFs land in
 
 from __future__ import annotations
 
-import argparse
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,10 +22,8 @@ from harness.arena.games import (
     read_results,
 )
 from harness.arena.settings import GenerateSettings, PlaySettings
-from harness.config_io import ConfigError, add_config_flags, from_mapping, given_values, setting
+from harness.config_io import setting
 from harness.players.spec import PlayerSpec, parse_player
-
-HELP = "generate training games: a player (uct:N, gnugo:N, ...) against itself, saved as SGF"
 
 
 @dataclass(frozen=True)
@@ -95,29 +91,3 @@ def generate(config: DatagenConfig, *, progress: bool = True) -> list[GameRow]:
         bar.update(1)
     bar.close()
     return latest_rows(read_results(config.out))
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("player", help="player spec, e.g. uct:200, gnugo:1, random")
-    add_config_flags(parser, DatagenConfig)
-    parser.add_argument("--no-progress", action="store_true")
-
-
-def run(args: argparse.Namespace) -> int:
-    values = given_values(args, DatagenConfig)
-    try:
-        config = from_mapping(DatagenConfig, {"player": args.player, **values}, "command line")
-    except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    from harness.distributed import BackendError
-
-    try:
-        rows = generate(config, progress=not args.no_progress)
-    except BackendError as e:
-        print(f"harness datagen: {e}", file=sys.stderr)
-        return 2
-    errors = sum(1 for r in rows if r.error)
-    moves = sum(r.moves for r in rows if not r.error)
-    print(f"{len(rows)} games ({errors} errors, {moves} moves) in {config.games_dir}/")
-    return 0 if errors < len(rows) else 1

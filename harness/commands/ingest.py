@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m harness.data.command``: the subcommand on its own."""
+    """``python -m harness.commands.ingest``: the subcommand on its own."""
     parser = argparse.ArgumentParser(prog="harness ingest", description=HELP)
     add_arguments(parser)
     return run(parser.parse_args(argv))

@@ -10,7 +10,7 @@ HELP = "compare checkpoints on the same positions: intervals, paired differences
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from harness.train.evaluate_command import add_recalibration_argument
+    from harness.commands.evaluate import add_recalibration_argument
 
     parser.add_argument("models", nargs="+",
                         help=".keras checkpoints or training run folders (their best.keras)")
