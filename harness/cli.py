@@ -6,6 +6,12 @@ imports (TensorFlow) inside ``run`` so that ``harness --help`` and the GTP
 engine start fast. The console is kept quiet and honest (``console.py``):
 native start-up noise filtered unless ``--verbose``, and every long command
 ends with a one-line summary.
+
+Errors are reported here, once: a command raises, and an expected error (a
+bad config or flag, a plugin that fails, unreadable data, a missing file, a
+backend that cannot start) becomes one line, ``harness COMMAND: why``, and
+exit code 2. Anything else is a bug and keeps its traceback, as every error
+does with ``--debug``.
 """
 
 from __future__ import annotations
@@ -61,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="keep TensorFlow's native start-up messages (also HARNESS_VERBOSE=1)",
     )
     parser.add_argument(
+        "--debug", action="store_true",
+        help="show the traceback of an expected error too (a bad config, plugin or file), "
+        "not only its one line")
+    parser.add_argument(
         "--keras-backend", choices=BACKENDS, default=None,
         help="the Keras backend of this command and its workers (default: KERAS_BACKEND, "
         "else tensorflow; a config's keras_backend key does the same)")
@@ -114,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"harness: {refusal}", file=sys.stderr)
         return 2
     try:
-        code = int(args._run(args) or 0)
+        code = _run(args)
     except Terminated:
         print("terminated", file=sys.stderr)
         code = 143
@@ -126,6 +136,35 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and args.command in PROMPT_EXIT:
         _exit_now(code)
     return code
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command's exit code; an expected error is one line and code 2."""
+    try:
+        return int(args._run(args) or 0)
+    except Exception as exc:
+        if args.debug or not expected_error(exc):
+            raise
+        name = " ".join(filter(None, ("harness", args.command, getattr(args, "kind", None))))
+        print(f"{name}: {one_line(exc)}", file=sys.stderr)
+        return 2
+
+
+def expected_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the user's to fix, not a bug: a ``ValueError``
+    (``ConfigError``, ``PluginError``, ``IngestError``, ``DatasetError``,
+    ``ModelFileError``, a bad player spec, a bad value), an ``OSError`` (a
+    missing or unreadable file) or a ``BackendError`` (Ray missing or
+    unreachable)."""
+    from harness.distributed import BackendError
+
+    return isinstance(exc, ValueError | OSError | BackendError)
+
+
+def one_line(exc: BaseException) -> str:
+    """The error's message on one line (its lines joined), or its type if it has none."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return "; ".join(lines) or type(exc).__name__
 
 
 def _prepare(args: argparse.Namespace) -> str | None:

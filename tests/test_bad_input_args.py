@@ -66,13 +66,13 @@ def test_ingest_refuses_a_negative_minimum(tmp_path, capsys):
 def test_tournament_refuses_nonsense_before_writing_anything(tmp_path, capsys, args, why):
     line = refused(["tournament", *args, "-o", str(tmp_path / "t"), "--no-progress"],
                    tmp_path, capsys)
-    assert line.startswith("error: command line: ") and why in line
+    assert line.startswith("harness tournament: command line: ") and why in line
 
 
 def test_datagen_refuses_a_board_size_the_rules_do_not_play(tmp_path, capsys):
     line = refused(["datagen", "uct:5", "--board-size", "30", "-o", str(tmp_path / "d")],
                    tmp_path, capsys)
-    assert line == "error: command line: board_size 30 unsupported (must be 5..19)"
+    assert line == "harness datagen: command line: board_size 30 unsupported (must be 5..19)"
 
 
 def _not_a_zip(path: Path) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness.commands.ingest import main as ingest_main
+from harness.cli import main as harness_main
 from harness.data.convert import (
     MAX_GAME_MOVES,
     ConvertSettings,
@@ -51,8 +51,8 @@ POSITION_RANGES = {
 
 def ingest(sources: Path, out: Path, size: int) -> tuple[int, dict, dict]:
     """Run ``harness ingest`` on one worker: (exit code, report, source name -> reject reason)."""
-    code = ingest_main([str(sources), "-o", str(out), "--board-size", str(size), "--quiet",
-                        "--workers", "1", "--val-games", "0"])
+    code = harness_main(["ingest", str(sources), "-o", str(out), "--board-size", str(size),
+                         "--quiet", "--workers", "1", "--val-games", "0"])
     report_path = out.with_name(out.stem + ".report.json")
     report = json.loads(report_path.read_text()) if report_path.is_file() else {}
     rejects_path = out.with_name(out.stem + ".rejects.csv")

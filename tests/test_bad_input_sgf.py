@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.commands.ingest import main as ingest_main
+from harness.cli import main as harness_main
 from harness.data.convert import ConvertSettings, convert_record
 from harness.data.synthetic import random_sgf
 from harness.devdata import dev_data_dir
@@ -64,8 +64,8 @@ def test_an_ingest_with_both_bad_games_keeps_every_good_game(tmp_path, capsys):
     (sources / "huge-handicap.sgf").write_bytes(HUGE_HANDICAP)
     (sources / "nul-charset.sgf").write_bytes(NUL_CHARSET)
     out = tmp_path / "out.h5"
-    code = ingest_main([str(sources), "-o", str(out), "--board-size", "9", "--quiet",
-                        "--workers", "1", "--val-games", "0"])
+    code = harness_main(["ingest", str(sources), "-o", str(out), "--board-size", "9", "--quiet",
+                         "--workers", "1", "--val-games", "0"])
     assert code == 0 and out.is_file()
     report = json.loads(out.with_name("out.report.json").read_text())
     assert report["totals"]["kept"] == 7  # six good games and the NUL-charset one
@@ -92,8 +92,8 @@ def test_a_nul_in_a_name_and_an_undecodable_member_name_do_not_end_the_ingest(tm
         info.size = len(game)
         tar.addfile(info, io.BytesIO(game))
     out = tmp_path / "out.h5"
-    code = ingest_main([str(sources), "-o", str(out), "--board-size", "9", "--quiet",
-                        "--workers", "1", "--val-games", "0"])
+    code = harness_main(["ingest", str(sources), "-o", str(out), "--board-size", "9", "--quiet",
+                         "--workers", "1", "--val-games", "0"])
     assert code == 0
     with h5py.File(out, "r") as f:
         names = [Path(s.decode()).name for s in f["games"]["source"][:]]

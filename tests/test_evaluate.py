@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 
@@ -10,7 +9,7 @@ import numpy as np
 import pytest
 from test_train_targets import two_games  # noqa: F401  (a 9x9 positions file, fixture)
 
-from harness.commands import evaluate as evaluate_command
+from harness.cli import main
 
 
 @pytest.fixture(scope="module")
@@ -22,11 +21,13 @@ def checkpoint(tmp_path_factory):
 
 
 def run_evaluate(argv, capsys) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser()
-    evaluate_command.add_arguments(parser)
-    code = evaluate_command.run(parser.parse_args([*argv, "--quiet"]))
+    """``harness evaluate``: exit code, stdout and stderr without the closing summary line."""
+    code = main(["evaluate", *argv, "--quiet"])
     captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    err = "".join(line for line in captured.err.splitlines(keepends=True)
+                  if not line.startswith("harness evaluate: finished in")
+                  and not line.startswith("harness evaluate: stopped with exit code"))
+    return code, captured.out, err
 
 
 def direct_metrics(model_path, data_path) -> dict[str, float]:

@@ -238,7 +238,7 @@ def test_sigkill_midway_then_resume_gives_the_uninterrupted_file(tmp_path):
     reference = tmp_path / "reference.h5"
     run_ingest([DEV_ALL], reference, limit=300, workers=1)
     out = tmp_path / "killed.h5"
-    command = [sys.executable, "-m", "harness.commands.ingest", *args, "-o", str(out)]
+    command = [sys.executable, "-m", "harness", "ingest", *args, "-o", str(out)]
     process = subprocess.Popen(
         command, cwd=REPO, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )

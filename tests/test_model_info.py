@@ -9,7 +9,6 @@ must be fed ``nogo`` planes by every reader, wherever the file is.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import logging
@@ -286,7 +285,7 @@ def test_gtp_with_a_moved_checkpoint_answers_genmove_with_a_legal_move(moved_nog
 
 def test_evaluate_feeds_a_moved_checkpoint_its_recorded_encoder(moved_nogo_checkpoint,
                                                                 two_games, capsys):  # noqa: F811
-    from harness.commands import evaluate as evaluate_command
+    from harness.cli import main
     from harness.data.dataset import open_dataset
     from harness.features import get_encoder
     from harness.nets import load_model
@@ -302,11 +301,9 @@ def test_evaluate_feeds_a_moved_checkpoint_its_recorded_encoder(moved_nogo_check
     assert result["value_mse"] == pytest.approx(np.mean((values - positions["value"]) ** 2),
                                                 rel=1e-4)
 
-    parser = argparse.ArgumentParser()
-    evaluate_command.add_arguments(parser)
     argv = [str(moved_nogo_checkpoint), "--data", str(two_games), "--split", "train",
             "--encoder", "cazenave21", "--quiet"]
-    assert evaluate_command.run(parser.parse_args(argv)) == 2
+    assert main(["evaluate", *argv]) == 2
     assert "model was trained on encoder nogo, not cazenave21" in capsys.readouterr().err
 
 

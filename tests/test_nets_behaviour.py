@@ -348,7 +348,8 @@ def _args(module, argv):
 
 
 def test_models_command_prints_the_zoo(capsys, tmp_path):
-    from harness.nets import command
+    from harness.cli import main
+    from harness.commands import models as command
 
     stem = tmp_path / "zoo"
     args = _args(command, ["a0.tiny", "garb.tiny", "--board-size", "9", "--planes", "17",
@@ -359,7 +360,7 @@ def test_models_command_prints_the_zoo(capsys, tmp_path):
     assert "| garb.tiny" in out and "policy+value+ownership+score" in out
     assert "NoGoZero+" in out
     assert stem.with_suffix(".csv").read_text().startswith("name,canonical,family,params")
-    assert command.run(_args(command, ["a0.9"])) == 2
+    assert main(["models", "a0.9"]) == 2
 
 
 def test_bench_models_times_forward_and_training(capsys, tmp_path):

@@ -58,9 +58,8 @@ def test_bench_selfplay_fill_eyes_reaches_the_search(flag, monkeypatch, capsys):
 
 
 def test_bench_selfplay_reports_a_bad_model_in_one_line(capsys):
-    from harness.bench import selfplay
+    from harness.cli import main
 
-    parser = argparse.ArgumentParser()
-    selfplay.add_arguments(parser)
-    assert selfplay.run(parser.parse_args(["--model", "missing.keras"])) == 2
-    assert "missing.keras" in capsys.readouterr().err
+    assert main(["bench", "selfplay", "--model", "missing.keras"]) == 2
+    first = capsys.readouterr().err.strip().splitlines()[0]
+    assert first == "harness bench selfplay: missing.keras: no such model file"

@@ -6,20 +6,21 @@ and no run directory created.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
 from test_train_targets import two_games  # noqa: F401  (a 9x9 positions file, fixture)
 
-from harness.train import command
+from harness.cli import main
 
 
 def run_train(argv: list[str], capsys) -> tuple[int, str]:
-    parser = argparse.ArgumentParser()
-    command.add_arguments(parser)
-    code = command.run(parser.parse_args(argv))
-    return code, capsys.readouterr().err if capsys is not None else ""
+    """``harness train``: exit code and stderr without the closing summary line."""
+    code = main(["train", *argv])
+    err = capsys.readouterr().err if capsys is not None else ""
+    return code, "".join(line for line in err.splitlines(keepends=True)
+                         if not line.startswith(("harness train: finished in",
+                                                 "harness train: stopped with exit code")))
 
 
 def assert_stops(argv, capsys, runs: Path, needle: str) -> None:

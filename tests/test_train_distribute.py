@@ -41,7 +41,7 @@ def trained(kind):
     return model, losses
 
 if sys.argv[1] == "cli":
-    from harness.train import command
+    from harness.commands import train as command
     import argparse
     parser = argparse.ArgumentParser()
     command.add_arguments(parser)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -138,11 +137,5 @@ def measure(args: argparse.Namespace) -> list[tuple]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.distributed import BackendError
-
-    try:
-        rows = measure(args)
-    except (BackendError, ValueError) as error:
-        print(f"harness bench distributed: {error}", file=sys.stderr)
-        return 2
+    rows = measure(args)
     return show_table(HEADER, rows, args.save)

@@ -90,8 +90,9 @@ def run(args: argparse.Namespace) -> int:
     sources = args.source or [str(DEV_ARCHIVE)]
     missing = [s for s in sources if not Path(s).exists()]
     if missing:
-        print(f"harness bench ingest: {missing[0]}: not found (give a source)")
-        return 2
+        from harness.config_io import ConfigError
+
+        raise ConfigError(f"{missing[0]}: not found (give a source)")
     counts = args.workers or sorted({1, os.cpu_count() or 1})
     rows = [measure(sources, w, args.limit, args.board_size) for w in counts]
     return show_table(HEADER, rows, args.save)

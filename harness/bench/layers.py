@@ -161,7 +161,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.devices import backend_name
 
     if backend_name() != "tensorflow":  # it times TensorFlow's own kernels
-        print(f"harness bench layers: measures TensorFlow's kernels; the Keras backend here "
-              f"is {backend_name()} (run it with --keras-backend tensorflow)")
-        return 2
+        from harness.config_io import ConfigError
+
+        raise ConfigError(f"measures TensorFlow's kernels; the Keras backend here is "
+                          f"{backend_name()} (run it with --keras-backend tensorflow)")
     return show_table(HEADER, measure(args), args.save)

@@ -193,13 +193,9 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
 def run(args: argparse.Namespace) -> int:
     from harness.nets.plugins import model_spec
 
-    try:
-        for name in args.names:
-            model_spec(name)
-        rows = measure(args)
-    except ValueError as error:
-        print(f"harness bench models: {error}")
-        return 2
+    for name in args.names:
+        model_spec(name)
+    rows = measure(args)
     print(format_table(HEADER, rows))
     stem = args.save or f"results/bench/models-{args.board_size}x{args.board_size}"
     save_table(HEADER, rows, stem)

@@ -159,23 +159,11 @@ def _sample_dataset(tmp: Path, games: int) -> Path:
 def run(args: argparse.Namespace) -> int:
     rows: list[tuple] = []
     with tempfile.TemporaryDirectory(prefix="bench-pipeline-") as tmp:
-        try:
-            path = (
-                Path(args.dataset)
-                if args.dataset
-                else _sample_dataset(Path(tmp), args.sample_games)
-            )
-        except FileNotFoundError as exc:
-            print(f"harness bench pipeline: {exc}")
-            return 2
+        path = Path(args.dataset) if args.dataset else _sample_dataset(Path(tmp),
+                                                                         args.sample_games)
         from harness.data.dataset import check_file
-        from harness.data.layout import DatasetError
 
-        try:
-            check_file(path)
-        except DatasetError as exc:
-            print(f"harness bench pipeline: {exc}")
-            return 2
+        check_file(path)
         best: dict[tuple[str, int], float] = {}
         for encoder in args.encoders:
             for threads in args.threads:

@@ -112,9 +112,5 @@ def measure(args: argparse.Namespace, log=print) -> list[tuple]:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        rows = measure(args)
-    except ValueError as error:
-        print(f"harness bench runtime: {error}")
-        return 2
+    rows = measure(args)
     return show_table(HEADER, rows, args.save)

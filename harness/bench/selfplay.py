@@ -13,7 +13,6 @@ within a short run are the short ones: run for several game lengths).
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from dataclasses import replace
 
@@ -210,9 +209,5 @@ def _uct_row(size: int, seconds: float, komi: float) -> tuple:
 
 
 def run(args: argparse.Namespace) -> int:
-    try:
-        rows = measure(args)
-    except ValueError as error:  # unknown model or encoder name, bad model file, bad option
-        print(f"harness bench selfplay: {error}", file=sys.stderr)
-        return 2
+    rows = measure(args)
     return show_table(HEADER, rows, args.save)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 HELP = "compare checkpoints on the same positions: intervals, paired differences, Holm p-values"
@@ -38,19 +37,14 @@ def run(args: argparse.Namespace) -> int:
         estimate_rows,
         pair_rows,
     )
-    from harness.train.config import ConfigError
 
-    try:
-        results, pairs = compare_checkpoints([checkpoint_of(m) for m in args.models],
-                                             args.data, args.split,
-                                             batch_size=args.batch_size, reps=args.reps,
-                                             baseline=args.baseline,
-                                             max_samples=args.max_samples,
-                                             recalibrate_bn=args.recalibrate_bn,
-                                             progress=not args.quiet)
-    except ConfigError as e:
-        print(f"harness compare: {e}", file=sys.stderr)
-        return 2
+    results, pairs = compare_checkpoints([checkpoint_of(m) for m in args.models],
+                                         args.data, args.split,
+                                         batch_size=args.batch_size, reps=args.reps,
+                                         baseline=args.baseline,
+                                         max_samples=args.max_samples,
+                                         recalibrate_bn=args.recalibrate_bn,
+                                         progress=not args.quiet)
     estimates, differences = estimate_rows(results, args.reps), pair_rows(pairs)
     print(format_table(ESTIMATE_HEADER, estimates))
     print()

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from harness.arena.datagen import DatagenConfig, generate
-from harness.config_io import ConfigError, add_config_flags, from_mapping, given_values
+from harness.config_io import add_config_flags, from_mapping, given_values
 
 HELP = "generate training games: a player (uct:N, gnugo:N, ...) against itself, saved as SGF"
 
@@ -19,18 +18,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     values = given_values(args, DatagenConfig)
-    try:
-        config = from_mapping(DatagenConfig, {"player": args.player, **values}, "command line")
-    except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    from harness.distributed import BackendError
-
-    try:
-        rows = generate(config, progress=not args.no_progress)
-    except BackendError as e:
-        print(f"harness datagen: {e}", file=sys.stderr)
-        return 2
+    config = from_mapping(DatagenConfig, {"player": args.player, **values}, "command line")
+    rows = generate(config, progress=not args.no_progress)
     errors = sum(1 for r in rows if r.error)
     moves = sum(r.moves for r in rows if not r.error)
     print(f"{len(rows)} games ({errors} errors, {moves} moves) in {config.games_dir}/")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 HELP = "policy accuracy, value MSE and losses of a checkpoint on a dataset split"
@@ -41,16 +40,11 @@ def default_stem(model: Path, data: Path, split: str) -> Path:
 def run(args: argparse.Namespace) -> int:
     from harness.files import format_table
     from harness.train.checkpoint_eval import evaluate_checkpoint
-    from harness.train.config import ConfigError
 
-    try:
-        result = evaluate_checkpoint(args.model, args.data, args.split, encoder=args.encoder,
-                                     batch_size=args.batch_size, max_samples=args.max_samples,
-                                     recalibrate_bn=args.recalibrate_bn,
-                                     save_model=args.save_model, progress=not args.quiet)
-    except ConfigError as e:
-        print(f"harness evaluate: {e}", file=sys.stderr)
-        return 2
+    result = evaluate_checkpoint(args.model, args.data, args.split, encoder=args.encoder,
+                                 batch_size=args.batch_size, max_samples=args.max_samples,
+                                 recalibrate_bn=args.recalibrate_bn,
+                                 save_model=args.save_model, progress=not args.quiet)
     stem = Path(args.out) if args.out else default_stem(Path(args.model), Path(args.data),
                                                          args.split)
     save_result(result, stem)

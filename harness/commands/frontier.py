@@ -34,7 +34,7 @@ def flag_names() -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.config_io import ConfigError, given_values
+    from harness.config_io import given_values
     from harness.frontier.config import FrontierConfig, load_frontier_config
     from harness.frontier.runs import StudyInterrupted
     from harness.frontier.study import run_frontier
@@ -43,9 +43,6 @@ def run(args: argparse.Namespace) -> int:
         config = load_frontier_config(args.config,
                                       given_values(args, FrontierConfig, only=flag_names()))
         result = run_frontier(config, args.out, progress=not args.quiet)
-    except (ConfigError, ValueError) as e:
-        print(f"harness frontier: {e}", file=sys.stderr)
-        return 2
     except StudyInterrupted as e:
         print(f"harness frontier: {e}", file=sys.stderr)
         return e.code

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -55,21 +54,11 @@ def player_spec(args: argparse.Namespace) -> PlayerSpec:
 
 def run(args: argparse.Namespace) -> int:
     from harness.gtp.engine import GTPEngine, serve
-    from harness.players.base import PlayerSpecError
 
     apply_inference(args.inference)
-    try:
-        player = player_spec(args).build(seed=args.seed)
-    except (PlayerSpecError, OSError, ValueError) as exc:
-        print(f"harness gtp: {exc}", file=sys.stderr)
-        return 2
-    try:
-        engine = GTPEngine(player, size=args.size, komi=args.komi, rules=args.rules, name=args.name)
-    except ValueError as exc:  # e.g. an unsupported --size
-        player.close()
-        print(f"harness gtp: {exc}", file=sys.stderr)
-        return 2
-    try:
-        return serve(engine)
+    player = player_spec(args).build(seed=args.seed)
+    try:  # GTPEngine refuses an unsupported --size
+        return serve(GTPEngine(player, size=args.size, komi=args.komi, rules=args.rules,
+                               name=args.name))
     finally:
         player.close()

@@ -20,22 +20,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.config_io import ConfigError, from_mapping, given_values
-    from harness.data.ingest import IngestConfig, IngestError, ingest
+    from harness.config_io import from_mapping, given_values
+    from harness.data.ingest import IngestConfig, ingest
     from harness.data.ingest_report import IngestCounts
 
-    try:
-        config = from_mapping(IngestConfig, {
-            "sources": list(args.sources), "output": args.output, "progress": not args.quiet,
-            **given_values(args, IngestConfig)}, "flags")
-    except ConfigError as exc:
-        print(f"harness ingest: {exc}", file=sys.stderr)
-        return 2
+    config = from_mapping(IngestConfig, {
+        "sources": list(args.sources), "output": args.output, "progress": not args.quiet,
+        **given_values(args, IngestConfig)}, "flags")
     try:
         result = ingest(config)
-    except IngestError as exc:
-        print(f"harness ingest: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print(
             f"harness ingest: interrupted; committed work is kept, rerun with --resume "
@@ -54,14 +47,3 @@ def run(args: argparse.Namespace) -> int:
           f"{result.peak_worker_rss_mib:,.0f} MiB)")
     print(f"report {result.report}, rejects {result.rejects}")
     return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m harness.commands.ingest``: the subcommand on its own."""
-    parser = argparse.ArgumentParser(prog="harness ingest", description=HELP)
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -59,26 +59,17 @@ def describe_file(path: str) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from harness.nets import model_names
-    from harness.nets.info import ModelFileError
     from harness.nets.plugins import model_spec
 
     files = [n for n in args.names if n.endswith(".keras")]
-    try:
-        for path in files:
-            print("\n".join(describe_file(path)))
-    except ModelFileError as error:
-        print(f"harness models: {error}")
-        return 2
+    for path in files:
+        print("\n".join(describe_file(path)))
     if files and len(files) == len(args.names):
         return 0
     names = [n for n in args.names if n not in files] or model_names()
-    try:
-        for name in names:
-            model_spec(name)
-        rows = zoo_rows(names, args.board_size, args.planes)
-    except ValueError as error:
-        print(f"harness models: {error}")
-        return 2
+    for name in names:
+        model_spec(name)
+    rows = zoo_rows(names, args.board_size, args.planes)
     print(f"board {args.board_size}x{args.board_size}, {args.planes} input planes")
     print(format_table(HEADER, rows))
     if args.save:

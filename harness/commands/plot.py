@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 HELP = "plot accuracy and value MSE of training runs vs epochs, parameters and speed"
@@ -29,11 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.files import format_table, save_table
     from harness.report.training_plots import load_run, plot_runs, read_bench_speeds, summary_rows
 
-    try:
-        runs = [load_run(_run_path(name, args.runs_dir)) for name in args.runs]
-    except ValueError as e:
-        print(f"harness plot: {e}", file=sys.stderr)
-        return 2
+    runs = [load_run(_run_path(name, args.runs_dir)) for name in args.runs]
     speeds = read_bench_speeds(args.bench) if Path(args.bench).is_dir() else {}
     if not args.no_measure:
         from harness.report.training_plots import fill_model_facts

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 
 HELP = ("self-play reinforcement learning (AlphaZero loop with a replay window, or policy "
         "gradient against a pool of past selves)")
@@ -54,35 +53,19 @@ def config_from_args(args: argparse.Namespace):
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.config_io import ConfigError
-
-    try:
-        config = config_from_args(args)
-    except (ConfigError, ValueError) as e:
-        print(f"harness rl: {e}", file=sys.stderr)
-        return 2
-    from harness.distributed import BackendError
+    config = config_from_args(args)
+    from harness.devices import use_backend
     from harness.distributed.backend import import_ray
+    from harness.nets.plugins import load_plugins
     from harness.rl.runs import make_run
 
-    try:
-        from harness.devices import use_backend
-        from harness.nets.plugins import load_plugins
-
-        use_backend(config.keras_backend)
-        load_plugins(config.plugins)
-    except ValueError as e:
-        print(f"harness rl: {e}", file=sys.stderr)
-        return 2
-    try:
-        if config.init and not args.resume:
-            check_init(config)  # before the run directory and its config.json are written
-        if config.backend == "ray":
-            import_ray()  # before generation 0 is written
-        state = make_run(config).run(resume=args.resume)
-    except (ConfigError, BackendError) as e:
-        print(f"harness rl: {e}", file=sys.stderr)
-        return 2
+    use_backend(config.keras_backend)
+    load_plugins(config.plugins)
+    if config.init and not args.resume:
+        check_init(config)  # before the run directory and its config.json are written
+    if config.backend == "ray":
+        import_ray()  # before generation 0 is written
+    state = make_run(config).run(resume=args.resume)
     print(f"done: {state.generation - 1} generations, {state.games_total} games, "
           f"best network {config.run_dir / state.best}")
     return 0

@@ -4,7 +4,6 @@ games and time, several runs on one scale."""
 from __future__ import annotations
 
 import argparse
-import sys
 
 HELP = ("tournament among self-play runs' generations; Elo against games and wall time "
         "(several runs: one tournament, one scale)")
@@ -76,26 +75,22 @@ def run(args: argparse.Namespace) -> int:
     from harness.files import format_table
     from harness.rl.strength import ELO_COLUMNS, HELD_OUT_COLUMNS, remeasure_held_out, rl_report
 
-    try:
-        if args.games_per_pair == 0 and not args.heldout:
-            raise ValueError("--games-per-pair 0 plays no games: give --heldout DATA")
-        if args.heldout:
-            out, rows = remeasure_held_out(args.runs, args.heldout, args.heldout_positions,
-                                           args.out)
-            print(format_table(HELD_OUT_COLUMNS, rows))
-            print(f"wrote {out / 'heldout.csv'}, {out / 'heldout.png'}")
-        if args.games_per_pair == 0:
-            return 0
-        out, table = rl_report(
-            args.runs, out=args.out, generations=parse_generations(args.generations),
-            hours=parse_hours(args.at_hours), count=args.count, baselines=tuple(args.baseline),
-            games_per_pair=args.games_per_pair, opening_moves=args.opening_moves,
-            playouts=args.playouts, parallel=args.parallel, seed=args.seed,
-            until_separated=args.until_separated, max_games_per_pair=args.max_games_per_pair,
-            progress=args.progress)
-    except (ConfigError, ValueError) as e:
-        print(f"harness rl-report: {e}", file=sys.stderr)
-        return 2
+    if args.games_per_pair == 0 and not args.heldout:
+        raise ConfigError("--games-per-pair 0 plays no games: give --heldout DATA")
+    if args.heldout:
+        out, rows = remeasure_held_out(args.runs, args.heldout, args.heldout_positions,
+                                       args.out)
+        print(format_table(HELD_OUT_COLUMNS, rows))
+        print(f"wrote {out / 'heldout.csv'}, {out / 'heldout.png'}")
+    if args.games_per_pair == 0:
+        return 0
+    out, table = rl_report(
+        args.runs, out=args.out, generations=parse_generations(args.generations),
+        hours=parse_hours(args.at_hours), count=args.count, baselines=tuple(args.baseline),
+        games_per_pair=args.games_per_pair, opening_moves=args.opening_moves,
+        playouts=args.playouts, parallel=args.parallel, seed=args.seed,
+        until_separated=args.until_separated, max_games_per_pair=args.max_games_per_pair,
+        progress=args.progress)
     print(format_table(ELO_COLUMNS, table))
     print(f"wrote {out / 'elo.csv'}, {out / 'elo.png'}")
     return 0

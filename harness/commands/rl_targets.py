@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 
 from harness.config_io import comma_list
 
@@ -36,40 +35,34 @@ def run(args: argparse.Namespace) -> int:
     from harness.rl.config import RLConfig
     from harness.rl.targets import TARGET_COLUMNS, quality_row, replayed_positions, search_targets
 
-    try:
-        config = load_config(RLConfig, args.config)
-        network = args.network or config.init
-        if not network:
-            raise ConfigError("the config has no init network: give --network")
-        scales = args.c_scale
-        if scales and not config.mcts.gumbel:
-            raise ConfigError(f"--c-scale weighs the Gumbel root's Q term; the config's [mcts] "
-                              f"root is {config.mcts.root!r}")
-        if args.positions < 1:
-            raise ValueError("--positions must be at least 1")
-        positions = replayed_positions(args.data, args.positions, board_size=config.board_size,
-                                       komi=config.komi, rules=config.rules, seed=args.seed)
-        from harness.nets import load_model
-        from harness.search import BatchedSearch, NetworkEvaluator
+    config = load_config(RLConfig, args.config)
+    network = args.network or config.init
+    if not network:
+        raise ConfigError("the config has no init network: give --network")
+    scales = args.c_scale
+    if scales and not config.mcts.gumbel:
+        raise ConfigError(f"--c-scale weighs the Gumbel root's Q term; the config's [mcts] "
+                          f"root is {config.mcts.root!r}")
+    if args.positions < 1:
+        raise ConfigError("--positions must be at least 1")
+    positions = replayed_positions(args.data, args.positions, board_size=config.board_size,
+                                   komi=config.komi, rules=config.rules, seed=args.seed)
+    from harness.nets import load_model
+    from harness.search import BatchedSearch, NetworkEvaluator
 
-        evaluator = NetworkEvaluator(load_model(network), config.encoder, config.board_size,
-                                     config.evaluator)
-        settings = [(f"c_scale {s:g}", dataclasses.replace(config.mcts, c_scale=s))
-                    for s in scales] if scales else [("config", config.mcts)]
-        rows = []
-        for label, mcts in settings:
-            search = BatchedSearch(evaluator, mcts, games=config.selfplay.parallel,
-                                   seed=args.seed)
-            measured = search_targets(search, positions)
-            rows.append(quality_row(label, measured["target"], args.seed))
-            print(f"{label}: {rows[-1][3]} target top-1 % on {len(positions.moves)} "
-                  "positions", flush=True)
-            if "visits" in measured:
-                rows.append(quality_row(f"{label}, visit counts", measured["visits"],
-                                        args.seed))
-    except (ConfigError, ValueError, OSError) as e:
-        print(f"harness rl-targets: {e}", file=sys.stderr)
-        return 2
+    evaluator = NetworkEvaluator(load_model(network), config.encoder, config.board_size,
+                                 config.evaluator)
+    settings = [(f"c_scale {s:g}", dataclasses.replace(config.mcts, c_scale=s))
+                for s in scales] if scales else [("config", config.mcts)]
+    rows = []
+    for label, mcts in settings:
+        search = BatchedSearch(evaluator, mcts, games=config.selfplay.parallel, seed=args.seed)
+        measured = search_targets(search, positions)
+        rows.append(quality_row(label, measured["target"], args.seed))
+        print(f"{label}: {rows[-1][3]} target top-1 % on {len(positions.moves)} "
+              "positions", flush=True)
+        if "visits" in measured:
+            rows.append(quality_row(f"{label}, visit counts", measured["visits"], args.seed))
     print(f"{network}, {config.mcts.playouts} playouts, {config.mcts.root} root, against "
           f"the moves of {len(positions.moves)} {args.data} validation positions")
     print(format_table(TARGET_COLUMNS, rows))

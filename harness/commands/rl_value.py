@@ -11,7 +11,6 @@ positions and outcomes), ``value.keras`` (or ``--out``), ``mse.csv``/``.md``.
 from __future__ import annotations
 
 import argparse
-import sys
 
 HELP = ("a value network from a policy-gradient run's policy (AlphaGo: one position per "
         "game), and its MSE on held-out games")
@@ -39,22 +38,16 @@ def run(args: argparse.Namespace) -> int:
     from harness.rl.value_net import ValueNetSettings
 
     run_dir = Path(args.run)
-    try:
-        settings = ValueNetSettings(**given_values(args, ValueNetSettings))
-        config = read_saved_config(RLConfig, run_dir / "config.json")
-    except (ConfigError, ValueError, OSError) as e:
-        print(f"harness rl-value: {e}", file=sys.stderr)
-        return 2
+    settings = ValueNetSettings(**given_values(args, ValueNetSettings))
+    config = read_saved_config(RLConfig, run_dir / "config.json")
     state = read_json(run_dir / "state.json")
     if state is None:
-        print(f"harness rl-value: {run_dir}: no run state (state.json)", file=sys.stderr)
-        return 2
+        raise ConfigError(f"{run_dir}: no run state (state.json)")
     sl = Path(settings.sl_network or run_dir / "models" / "gen-0000.keras")
     rl = Path(settings.rl_network or run_dir / state["best"])
     for path in (sl, rl):
         if not path.is_file():
-            print(f"harness rl-value: {path}: no such network", file=sys.stderr)
-            return 2
+            raise ConfigError(f"{path}: no such network")
     from harness.devices import use_backend
     from harness.features import get_encoder
     from harness.nets import load_model, save_model

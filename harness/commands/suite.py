@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 HELP = "run a whole study from a TOML config: data, training, tournament, report"
 
@@ -20,24 +19,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from harness.config_io import ConfigError, given_values
+    from harness.config_io import given_values
     from harness.distributed import BackendSettings
     from harness.suite.config import load_suite_config
 
-    try:
-        config = replace(load_suite_config(args.config), **given_values(args, BackendSettings))
-    except (ConfigError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    from harness.distributed import BackendError
+    config = replace(load_suite_config(args.config), **given_values(args, BackendSettings))
     from harness.files import format_table
     from harness.suite.runner import run_suite
 
-    try:
-        report = run_suite(config, progress=not args.no_progress)
-    except BackendError as e:
-        print(f"harness suite: {e}", file=sys.stderr)
-        return 2
+    report = run_suite(config, progress=not args.no_progress)
     import pandas as pd
 
     ranking = pd.read_csv(config.out / "tournament" / "ranking.csv")

@@ -15,7 +15,6 @@ name to what it played). Results on disk from other players (another
 from __future__ import annotations
 
 import argparse
-import sys
 
 from harness.arena.tournament import TournamentConfig
 from harness.config_io import (
@@ -78,19 +77,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.arena.tournament import run_tournament
 
     apply_inference(args.inference)
-    try:
-        config = config_from_args(args)
-    except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    from harness.arena.tournament import OtherPlayersResults
-    from harness.distributed import BackendError
-
-    try:
-        rows = run_tournament(config, progress=not args.no_progress)
-    except (BackendError, OtherPlayersResults) as e:
-        print(f"harness tournament: {e}", file=sys.stderr)
-        return 2
+    config = config_from_args(args)
+    rows = run_tournament(config, progress=not args.no_progress)
     print(stopping_report(config))
     errors = sum(1 for r in rows if r.error)
     print(f"{len(rows)} games ({errors} errors); tables and SGFs in {config.out}/")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 HELP = "train a model on a positions dataset (checkpoints, metrics.csv, --resume)"
 
@@ -36,19 +35,13 @@ def seed_runs(config) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from harness.train.config import ConfigError
     from harness.train.preflight import resolve_config
 
     overrides = overrides_from_args(args)
-    try:
-        if overrides.get("seeds"):  # each seed's run resumes (or starts) on its own
-            base = resolve_config(args.config, overrides, resume=False)
-            configs = seed_runs(base)
-        else:
-            configs = [resolve_config(args.config, overrides, resume=args.resume)]
-    except (ConfigError, ValueError) as e:
-        print(f"harness train: {e}", file=sys.stderr)
-        return 2
+    if overrides.get("seeds"):  # each seed's run resumes (or starts) on its own
+        configs = seed_runs(resolve_config(args.config, overrides, resume=False))
+    else:
+        configs = [resolve_config(args.config, overrides, resume=args.resume)]
     for config in configs:
         code = _train_one(config, args)
         if code:
@@ -57,23 +50,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _train_one(config, args: argparse.Namespace) -> int:
-    from harness.train.config import ConfigError
     from harness.train.preflight import make_plan
     from harness.train.run_dir import RunDir
 
     resume = bool(args.resume) and RunDir(config.run_dir).exists()
-    try:
-        plan = make_plan(config, resume=resume)
-    except (ConfigError, ValueError) as e:
-        print(f"harness train: {e}", file=sys.stderr)
-        return 2
+    plan = make_plan(config, resume=resume)
     from harness.train.trainer import train
 
     try:
         result = train(plan, resume=resume, progress=not args.quiet)
-    except ConfigError as e:
-        print(f"harness train: {e}", file=sys.stderr)
-        return 2
     finally:
         for source in (plan.train, plan.val):
             getattr(source, "close", lambda: None)()

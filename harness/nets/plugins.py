@@ -170,9 +170,11 @@ def build_plugin_model(reference: str, board_size: int, input_planes: int,
     except PluginError:
         raise
     except Exception as exc:
+        why = str(exc).splitlines()[0] if str(exc) else ""
+        call = ("; it is called as FUNCTION(board_size, input_planes, heads)"
+                if isinstance(exc, TypeError) else "")
         raise PluginError(f"plugin model {reference!r} failed to build "
-                          f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
-                          ) from exc
+                          f"({type(exc).__name__}: {why}){call}") from exc
     if not isinstance(model, keras.Model):
         raise PluginError(f"plugin model {reference!r} returned {type(model).__name__}, "
                           f"not a keras.Model")
