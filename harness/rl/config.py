@@ -20,7 +20,7 @@ from harness.distributed import BackendSettings
 from harness.game.settings import GameSettings
 from harness.nets.names import EXTRA_HEADS
 from harness.search import EvaluatorConfig, MCTSConfig
-from harness.train.config import OptimizerSettings, RunSettings
+from harness.train import OptimizerSettings, RunSettings
 
 WINDOW_UNITS = ("games", "positions")
 CURRICULUM_CRITERIA = ("gating", "loss", "generation")

@@ -24,7 +24,7 @@ import numpy as np
 from harness.data.rows import ownership_for_side_to_move
 from harness.game.geometry import BLACK
 from harness.search.game_driver import SelfPlayGame
-from harness.train.value_targets import signed_outcome
+from harness.train import signed_outcome
 
 
 def policy_target(visits: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from harness.game.position import Game
 from harness.search import BatchedSearch, MCTSConfig
 from harness.search.evaluator import reseed_symmetries
 from harness.search.game_driver import SelfPlayGame, play_games
-from harness.train.sources import derive_seed
+from harness.train import derive_seed
 
 GATING_OPENING_MOVES = 4  # moves drawn at temperature 1 before play turns greedy
 # Salts of the two evaluators' symmetry streams, apart from each other and

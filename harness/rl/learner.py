@@ -22,9 +22,13 @@ from harness.rl.config import RLConfig
 from harness.rl.mixing import SupervisedMix, concat_batches, mixed_rows
 from harness.rl.samples import Sampler, window_columns
 from harness.rl.warmup import value_head_only
-from harness.train.distribute import optimizer_step, predict_batch
-from harness.train.family import with_family_defaults
-from harness.train.sources import derive_seed, to_head_targets
+from harness.train import (
+    derive_seed,
+    optimizer_step,
+    predict_batch,
+    to_head_targets,
+    with_family_defaults,
+)
 
 NOGO_PLUS_WEIGHTS = {"ownership": 0.5, "score": 0.25}  # NoGoZero+ section 4 (c_d, c_s)
 NOGO_PLUS_SCORE_RANGE = 5.0  # its score head's range, that c_s was chosen for
@@ -69,7 +73,7 @@ def learning_rate(config: RLConfig, model_name: str):
     from the rate of the network's family (``model_name``, the network's own:
     a run that starts from a file trains what the file holds) unless
     ``[train]`` sets one."""
-    from harness.train.schedules import keras_schedule
+    from harness.train import keras_schedule
 
     t = with_family_defaults(config.train, model_name)
     return keras_schedule(t.schedule(max(1, t.steps), config.generations))
@@ -90,7 +94,7 @@ class Learner:
     def __init__(self, name: str, model, config: RLConfig,
                  average: list[np.ndarray] | None = None):
         from harness.nets import model_info
-        from harness.train.evaluation import model_value_loss
+        from harness.train import model_value_loss
 
         self.name = name
         self.model = model
@@ -113,8 +117,7 @@ class Learner:
         """A new network (zoo name, random weights) or one initialised from a checkpoint."""
         from harness.features import get_encoder
         from harness.nets import build_model, load_model
-        from harness.train.checkpoints import check_compatible
-        from harness.train.trainer import compile_model
+        from harness.train import check_compatible, compile_model
 
         planes = get_encoder(config.encoder).planes
         if init:
@@ -137,8 +140,7 @@ class Learner:
         """A learner from its checkpoint, optimizer state included, and its
         weights' moving average from ``averaged`` (the network it plays)."""
         from harness.nets import load_model
-        from harness.train.checkpoints import load_checkpoint
-        from harness.train.trainer import apply_jit_compile, exclude_from_decay
+        from harness.train import apply_jit_compile, exclude_from_decay, load_checkpoint
 
         model = load_checkpoint(path, compile=True)
         exclude_from_decay(model.optimizer)
@@ -220,7 +222,7 @@ class Learner:
         if self._anchor is None:
             from harness.features import get_encoder
             from harness.nets import load_model
-            from harness.train.checkpoints import check_compatible
+            from harness.train import check_compatible
 
             name = self.config.train.anchor
             path = (self.config.run_dir / "models" / "gen-0000.keras" if name == "start"
@@ -265,6 +267,6 @@ class Learner:
 
 
 def _value_loss(model) -> str:
-    from harness.train.evaluation import model_value_loss
+    from harness.train import model_value_loss
 
     return model_value_loss(model)

@@ -69,7 +69,7 @@ def signed_value(value: np.ndarray, value_loss: str) -> np.ndarray:
 
 def forward(model, x: np.ndarray, batch_size: int = 512) -> tuple[np.ndarray, np.ndarray]:
     """Policy logits and raw value outputs over ``x``."""
-    from harness.train.distribute import predict_batch
+    from harness.train import predict_batch
 
     policies, values = [], []
     for i in range(0, len(x), batch_size):
@@ -121,7 +121,7 @@ def remeasure_run(run_dir: str | Path, held: HeldOut) -> list[dict]:
     ``held``: what ``[monitor]`` records, for runs without it or whose
     monitor read too few games, with intervals."""
     from harness.nets import load_model
-    from harness.train.evaluation import model_value_loss
+    from harness.train import model_value_loss
 
     paths = sorted((Path(run_dir) / "models").glob("gen-*.keras"))
     if not paths:

@@ -27,8 +27,7 @@ import numpy as np
 
 from harness.rl.config import RLConfig
 from harness.rl.learner import model_heads
-from harness.train.distribute import optimizer_step
-from harness.train.family import with_family_defaults
+from harness.train import optimizer_step, with_family_defaults
 
 NEG = -1e9  # a logit that no candidate can lose to
 
@@ -95,9 +94,7 @@ def compile_learner(model, config: RLConfig) -> None:
     """The policy-gradient loss on the policy head, the outcome's on the value
     head (``[train] loss_weights`` value, default 1), nothing on the others,
     and ``[train]``'s optimizer at a rate scheduled over the run's steps."""
-    from harness.train.evaluation import model_value_loss
-    from harness.train.schedules import keras_schedule
-    from harness.train.trainer import apply_jit_compile, make_optimizer
+    from harness.train import apply_jit_compile, keras_schedule, make_optimizer, model_value_loss
 
     t = with_family_defaults(config.train, model.name)
     value = (keras.losses.BinaryCrossentropy() if model_value_loss(model) == "bce"
@@ -129,7 +126,7 @@ class PolicyGradientLearner:
 
     def __init__(self, name: str, model, config: RLConfig):
         from harness.nets import model_info
-        from harness.train.evaluation import model_value_loss
+        from harness.train import model_value_loss
 
         self.name = name
         self.model = model
@@ -146,7 +143,7 @@ class PolicyGradientLearner:
         """The start network: ``init``'s checkpoint, or a fresh zoo network."""
         from harness.features import get_encoder
         from harness.nets import build_model, load_model
-        from harness.train.checkpoints import check_compatible
+        from harness.train import check_compatible
 
         planes = get_encoder(config.encoder).planes
         if config.init:
@@ -163,8 +160,7 @@ class PolicyGradientLearner:
     @classmethod
     def load(cls, name: str, config: RLConfig, path: Path) -> PolicyGradientLearner:
         """The learner of a checkpoint this class saved, optimizer state included."""
-        from harness.train.checkpoints import load_checkpoint
-        from harness.train.trainer import apply_jit_compile, exclude_from_decay
+        from harness.train import apply_jit_compile, exclude_from_decay, load_checkpoint
 
         model = load_checkpoint(path, compile=True)
         exclude_from_decay(model.optimizer)

@@ -33,7 +33,7 @@ from harness.rl.pg_learner import PolicyGradientLearner, masked_entropy_kl
 from harness.rl.pg_pool import draw_opponents, grown_pool
 from harness.rl.run import MAIN, GenerationState, NetState, RLRun
 from harness.stats.proportions import wilson_interval
-from harness.train.sources import derive_seed
+from harness.train import derive_seed
 
 PG_STREAM = 4099  # salt of a step's random stream
 OPPONENT_CACHE = 8  # opponent networks kept loaded

@@ -50,7 +50,7 @@ from harness.rl.gating import gate_sprt, passes, play_match
 from harness.rl.learner import Learner
 from harness.rl.selfplay import filled_for_device, generation_stats, play_generation
 from harness.rl.window import next_window
-from harness.train.sources import derive_seed
+from harness.train import derive_seed
 
 MAIN, LARGE = "main", "large"
 STATS_COLUMNS = (
@@ -485,7 +485,7 @@ class RLRun:
     def _monitor(self, state: GenerationState) -> dict:
         """The active network's held-out figures (``[monitor]``); off the run's clock."""
         from harness.rl.monitor import forward, held_out_positions, measure, signed_value
-        from harness.train.evaluation import model_value_loss as value_loss_of
+        from harness.train import model_value_loss as value_loss_of
 
         monitor = self.config.monitor
         if not monitor.dataset:

@@ -24,7 +24,7 @@ from harness.rl.buffer import GameMeta, ReplayBuffer
 from harness.rl.config import RLConfig
 from harness.rl.game_rows import game_rows
 from harness.search.game_driver import SelfPlayGame
-from harness.train.sources import derive_seed
+from harness.train import derive_seed
 
 # Salt of the evaluator's symmetry stream, so it never repeats the search's own.
 SYMMETRY_STREAM = 1

@@ -18,8 +18,7 @@ import numpy as np
 from harness.config_io import setting
 from harness.rl.value_games import ValuePositions
 from harness.stats.bootstrap import mean_interval
-from harness.train.config import OptimizerSettings
-from harness.train.family import with_family_defaults
+from harness.train import OptimizerSettings, with_family_defaults
 
 START_FROM = ("rl", "sl")
 
@@ -77,8 +76,7 @@ def symmetric(history: np.ndarray, k: int, size: int) -> np.ndarray:
 def value_of(model, encoder, positions: ValuePositions, rows: np.ndarray, size: int,
              batch: int = 512) -> np.ndarray:
     """The value head's prediction in [-1, 1] for the side to move at ``rows``."""
-    from harness.train.distribute import predict_batch
-    from harness.train.evaluation import model_value_loss
+    from harness.train import model_value_loss, predict_batch
 
     sigmoid = model_value_loss(model) == "bce"
     out = np.empty(len(rows), np.float64)
@@ -112,8 +110,7 @@ def train_value_network(model, settings: ValueNetSettings, encoder, positions: V
                         log=print) -> list[float]:
     """Train ``model``'s value head (and trunk) on ``train_rows``; the policy
     head's loss weight is 0. Returns the mean loss of each epoch."""
-    from harness.train.evaluation import model_value_loss
-    from harness.train.trainer import compile_model
+    from harness.train import compile_model, model_value_loss
 
     settings = with_family_defaults(settings, model.name)
     compile_model(model, settings, settings.lr, model_value_loss(model), soft_policy=True,
