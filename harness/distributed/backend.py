@@ -58,14 +58,6 @@ def import_ray() -> ModuleType:
     return ray
 
 
-def ray_available() -> bool:
-    try:
-        import_ray()
-    except BackendError:
-        return False
-    return True
-
-
 @contextlib.contextmanager
 def ray_session(address: str = "", cpus: int = 0) -> Iterator[ModuleType]:
     """Yield ``ray`` with a session running.

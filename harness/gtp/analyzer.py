@@ -160,10 +160,6 @@ class Analyzer:
         heads = self._root()
         return heads["ownership"][0] if "ownership" in heads else None
 
-    def root_score(self) -> float | None:
-        heads = self._root()
-        return float(heads["score"][0, 0]) if "score" in heads else None
-
     def _root(self) -> dict[str, np.ndarray]:
         if self._root_heads is None:
             self._root_heads = self.heads([self.game])
