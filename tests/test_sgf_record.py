@@ -207,6 +207,34 @@ def test_charset_names():
     assert normalise_charset(None) is None
 
 
+@pytest.mark.parametrize("declared, codec", [
+    ("utf8", "utf-8"), ("ascii", "utf-8"), ("US-ASCII", "utf-8"),
+    ("latin-1", "iso8859-1"), ("ISO-8859-1", "iso8859-1"), ("windows-1252", "cp1252"),
+    ("GB18030", "gb18030"), ("euc-cn", "gb18030"), ("Big5", "big5"),
+    ("euc-kr", "euc_kr"), ("ks_c_5601-1987", "euc_kr"), ("cp949", "cp949"),
+    ("Shift_JIS", "shift_jis"), ("sjis", "shift_jis"), ("cp932", "cp932"),
+    ("EUC-JP", "euc_jp"), ("iso-2022-jp", "iso2022_jp"), ("koi8-r", "koi8-r"),
+])
+def test_the_charsets_sgf_files_carry_are_read_under_their_aliases(declared, codec):
+    assert normalise_charset(declared) == codec
+
+
+@pytest.mark.parametrize("declared", ["unicode-escape", "raw_unicode_escape", "rot13", "idna",
+                                      "punycode", "utf-7", "hz", "base64", "zlib"])
+def test_a_file_cannot_choose_any_other_python_codec(declared):
+    assert normalise_charset(declared) is None
+
+
+def test_ca_unicode_escape_reads_the_bytes_as_text_not_as_escapes(recwarn):
+    # SGF's \\ is one backslash: the name is `Lee \d \x41 é`, which the
+    # unicode-escape codec would turn into `Lee \d A é` with a DeprecationWarning.
+    record = parse_sgf_bytes("(;GM[1]CA[unicode-escape]SZ[9]PB[Lee \\\\d \\\\x41 é];B[ee])"
+                             .encode(), "t")[0]
+    assert record.reject is None
+    assert record.black == "Lee \\d \\x41 é"  # UTF-8, the fallback, backslashes kept
+    assert not [w for w in recwarn if issubclass(w.category, DeprecationWarning)]
+
+
 def test_setup_points_are_each_kept_once_where_their_last_edit_put_them():
     # 9x9: aa=0, ba=1, ab=9, bb=10. AB of a rectangle, then a repeat, then edits.
     record = parse_sgf_bytes(b"(;GM[1]SZ[9]AB[aa:bb][aa];AB[aa:bb]AW[ba];AE[aa];B[ee])", "t")[0]

@@ -6,8 +6,11 @@ so a bad byte in a player's name cannot cost a game.
 Order of attempts for one value:
 
 1. pure ASCII: as is;
-2. the charset the file declares in ``CA[]`` (GB2312 and GBK read as their
-   superset GB18030);
+2. the charset the file declares in ``CA[]``, if it is one SGF files carry
+   (:data:`CHARSETS`, under any alias Python knows: ``latin1``, ``sjis``,
+   ``windows-1252``...; GB2312 and GBK read as their superset GB18030). A
+   file does not choose any other Python codec (``CA[unicode-escape]`` would
+   interpret the data as escapes): those are read as unknown;
 3. UTF-8;
 4. UTF-8 whose only fault is a character cut at the end — Fox cuts names at a
    byte limit in the middle of a character (12 of the 4,029 development files)
@@ -24,18 +27,29 @@ from functools import lru_cache
 
 # Names that codecs knows but that should be read as a superset.
 _SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030", "euc_cn": "gb18030", "ascii": "utf-8"}
+# The charsets a CA[] may choose (codecs' canonical names, after _SUPERSETS):
+# Unicode, Western, Chinese, Korean, Japanese and Cyrillic text encodings.
+CHARSETS = frozenset({
+    "utf-8", "iso8859-1", "cp1252", "iso8859-15",
+    "gb18030", "big5", "big5hkscs",
+    "euc_kr", "cp949",
+    "shift_jis", "cp932", "euc_jp", "iso2022_jp",
+    "cp1251", "koi8-r",
+})
 
 
 @lru_cache(maxsize=64)
 def normalise_charset(declared: str | None) -> str | None:
-    """Python codec name for an SGF ``CA`` value, or None if unknown/absent."""
+    """Python codec name for an SGF ``CA`` value, or None if unknown, absent or
+    not one of :data:`CHARSETS`."""
     if not declared or "\0" in declared or len(declared) > 64:
         return None  # codecs.lookup raises ValueError on a NUL; no codec name is that long
     try:
         name = codecs.lookup(declared.strip()).name
     except (LookupError, ValueError):
         return None
-    return _SUPERSETS.get(name.replace("-", "_"), name)
+    name = _SUPERSETS.get(name.replace("-", "_"), name)
+    return name if name in CHARSETS else None
 
 
 def decode_text(raw: bytes, charset: str | None = None) -> str:
