@@ -10,6 +10,7 @@ document) before it can be imported by anything.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,3 +147,99 @@ def test_the_document_states_this_chain():
     text = (ROOT / "docs" / "architecture.md").read_text()
     block = text.split("```")[1]  # the first code block
     assert tuple(block.replace("->", " ").split()) == CHAIN[:-1]
+
+
+# --- the document names files and names that exist --------------------------
+
+DOC = ROOT / "docs" / "architecture.md"
+_TICKED = re.compile(r"`([^`]+)`")
+DATA_FILES = (".csv", ".html", ".json", ".jsonl", ".png", ".keras", ".npz", ".h5", ".md",
+              ".toml", ".txt", ".sgf")  # file names, not modules
+_DOTTED = re.compile(r"^(?:harness\.)?[a-z_]+(?:[./][A-Za-z_]+)+(?:\(.*\))?$")
+
+
+def _section_packages(line: str) -> list[Path] | None:
+    """The package folders a section header names (``## Rules (`harness/game/`)``)."""
+    if not line.startswith("#"):
+        return None
+    return [ROOT / t.rstrip("/") for t in _TICKED.findall(line) if t.startswith("harness/")
+            and (ROOT / t).is_dir()]
+
+
+def _defined(module: Path) -> set[str]:
+    """Names a module defines at its top level (a package also the names it publishes)."""
+    names: set[str] = set()
+    tree = ast.parse(module.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                names |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+            if module.name == "__init__.py" and isinstance(node.value, ast.Dict):
+                names |= {k.value for k in node.value.keys if isinstance(k, ast.Constant)}
+        elif module.name == "__init__.py" and isinstance(node, ast.ImportFrom):
+            names |= {a.asname or a.name for a in node.names}
+    return names
+
+
+def _resolve(reference: str, bases: list[Path]) -> str | None:
+    """Why a dotted or slashed reference (``rl/gating.play_match``,
+    ``harness.rl.selfplay.filled_for_device``) names nothing; None if it does or
+    if it does not start at a harness package or module."""
+    parts = re.split(r"[./]", reference.split("(")[0].removeprefix("harness."))
+    for base in [PACKAGE, *bases]:
+        path, i = base, 0
+        while i < len(parts) and (path / parts[i]).is_dir():
+            path, i = path / parts[i], i + 1
+        if i < len(parts) and (path / f"{parts[i]}.py").is_file():
+            module, i = path / f"{parts[i]}.py", i + 1
+        elif i and (path / "__init__.py").is_file():
+            module = path / "__init__.py"
+        else:
+            continue
+        if i == len(parts) or parts[i] in _defined(module):
+            return None
+        return f"{module.relative_to(ROOT)} defines no {parts[i]}"
+    return None
+
+
+def doc_problems(text: str) -> list[str]:
+    """Module paths (``search/game_driver.py``, ``board.py`` under its section's
+    package) that do not exist, and dotted names no module defines."""
+    problems, bases = [], []
+    for line in text.splitlines():
+        packages = _section_packages(line)
+        if packages is not None:
+            bases = packages
+            continue
+        for token in _TICKED.findall(line):
+            if re.fullmatch(r"[\w/]+\.py", token):
+                if token.startswith(("harness/", "tests/")):
+                    places = [ROOT / token]
+                elif "/" in token:
+                    places = [PACKAGE / token]
+                else:
+                    places = [b / token for b in bases] or [PACKAGE / token]
+                if not any(p.is_file() for p in places):
+                    problems.append(f"{token}: no such module "
+                                    f"({', '.join(str(p.relative_to(ROOT)) for p in places)})")
+            elif _DOTTED.fullmatch(token) and not token.endswith(DATA_FILES):
+                why = _resolve(token, bases)
+                if why:
+                    problems.append(f"{token}: {why}")
+    return problems
+
+
+def test_every_module_and_name_the_document_names_exists():
+    assert doc_problems(DOC.read_text()) == []
+
+
+def test_the_document_check_finds_a_moved_module_and_a_missing_name():
+    text = ("## Rules (`harness/game/`)\n`board.py` and `nosuch.py`; `position.Game`, "
+            "`position.NoSuch` and `arena.tournament.NoSuchWorker`\n")
+    assert doc_problems(text) == [
+        "nosuch.py: no such module (harness/game/nosuch.py)",
+        "position.NoSuch: harness/game/position.py defines no NoSuch",
+        "arena.tournament.NoSuchWorker: harness/arena/tournament.py defines no NoSuchWorker",
+    ]
