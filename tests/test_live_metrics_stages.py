@@ -20,7 +20,7 @@ def _rl_config(tmp_path, name: str, **changes) -> RLConfig:
         "mcts": {"playouts": 4}, "evaluator": {"batch_size": 8},
         "selfplay": {"games": 2, "parallel": 2},
         "train": {"steps": 2, "batch_size": 8},
-        "gating": {"enabled": True, "games": 2, "playouts": 2, "parallel": 2},
+        "gating": {"enabled": True, "games": 2, "gate_playouts": 2, "parallel": 2},
         **changes,
     }
     return from_mapping(RLConfig, values, "test")
