@@ -68,7 +68,7 @@ def test_wsd_is_stable_then_falls_linearly_to_the_final_rate():
     assert learning_rate_at(spec, 0.9) == pytest.approx(0.0055)
     assert learning_rate_at(spec, 1.0) == pytest.approx(0.001)
     # the setting: the final fraction of the run
-    assert TrainConfig(model="m", data="d", lr_schedule="wsd", lr_cooldown=0.3,
+    assert TrainConfig(model="m", data="d", lr=0.01, lr_schedule="wsd", lr_cooldown=0.3,
                        epochs=2, epoch_samples=1000, batch_size=10).schedule(100, 2).cooldown == 60
     with pytest.raises(ConfigError, match="lr_cooldown"):
         TrainConfig(model="m", data="d", lr_cooldown=0.0)
