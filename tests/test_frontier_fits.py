@@ -206,7 +206,29 @@ def test_a_frontier_that_bends_into_its_plateau_is_described_as_a_sigmoid():
 def test_a_frontier_too_short_to_fit_says_so():
     text = findings(run("a", "a.1", [8, 9], [1.0, 2.0], 0.1))
     assert text[1] == ("`a`, Elo: too few measured computes to fit a frontier "
-                       "(2; a fit needs three).")
+                       "(2; a fit with intervals needs 5).")
+
+
+def test_three_computes_give_no_fit_without_intervals():
+    # A change point through three points fits them exactly: no residual, no
+    # interval, so no slope is claimed (the bundled study's three savepoints).
+    (fit,) = fit_families(run("a", "a.1", [10, 10.5, 11], [1.0, 2.0, 2.5], 0.1), reps=20)
+    assert fit.fit is None and fit.computes == 3
+    text = findings(run("a", "a.1", [10, 10.5, 11], [1.0, 2.0, 2.5], 0.1))
+    assert "No family has the 5 measured computes a fit with intervals needs" in text[0]
+    assert text[1].startswith("`a`, Elo: too few measured computes to fit a frontier (3;")
+
+
+def test_savepoints_a_batch_apart_are_compared_at_one_compute():
+    # Both families aimed at 1e10, 1e11 and 1e12 FLOPs; at 1e11 their
+    # checkpoints landed 1% apart, `a`'s first. Read between the two, `a`'s new
+    # point would face `b`'s old one and win a sliver of compute that was never
+    # measured apart; at one compute `b` is above from 1e11 on, and that is all.
+    a = frontier(run("a", "a.1", [10.0, 10.998, 12.0], [1.0, 3.0, 4.0], 0.5))
+    b = frontier(run("b", "b.1", [10.0, 11.002, 12.0], [1.0, 5.0, 6.0], 0.5))
+    compared = compare_frontiers(a, b)
+    assert compared.a_better == ()
+    assert compared.b_better == ((10.0 ** 11.002, 10.0 ** 12),)
 
 
 def test_frontiers_that_share_no_compute_are_not_compared():

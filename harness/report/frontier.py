@@ -35,7 +35,7 @@ from harness.stats import (
     fit_families,
     fmt_number,
 )
-from harness.stats.frontier_fits import DEFAULT_FIT_REPS
+from harness.stats.frontier_fits import DEFAULT_FIT_REPS, MIN_FIT_COMPUTES
 from harness.train.metrics import METRIC_INFO
 
 FRONTIER_COLUMNS = ("family", "model", "params", "flops", "metric", "value", "low", "high")
@@ -130,7 +130,7 @@ def _fit_sentence(f: FamilyFit) -> str:
     head = f"`{f.family}`, {text.name}:"
     if f.fit is None:
         return (f"{head} too few measured computes to fit a frontier ({f.computes}; a fit "
-                "needs three).")
+                f"with intervals needs {MIN_FIT_COMPUTES}).")
     fit, iv = f.fit.fit, f.fit.intervals()
     slope = iv["slope_per_decade"]
     verb = "rises" if fit.slope >= 0 else "falls"
@@ -237,10 +237,14 @@ def frontier_findings(fits: Sequence[FamilyFit]) -> list[str]:
     if not fits:
         return []
     reps = max((len(f.fit.replicates) + f.fit.failed for f in fits if f.fit), default=0)
+    how_fitted = ("Fits are in log10 FLOPs (an incline then a plateau, or a sigmoid, whichever "
+                  f"has the lower AICc), with 95% intervals from {reps:,} parametric bootstrap "
+                  "refits." if reps else
+                  f"No family has the {MIN_FIT_COMPUTES} measured computes a fit with intervals "
+                  "needs, so no slope or plateau is claimed.")
     out = ["Each family's frontier is, at every compute, its best checkpoint trained with at "
            "most that compute; frontiers are compared by their points' own 95% intervals. "
-           "Fits are in log10 FLOPs (an incline then a plateau, or a sigmoid, whichever has "
-           f"the lower AICc), with 95% intervals from {reps:,} parametric bootstrap refits."]
+           + how_fitted]
     for f in fits:
         out.append(_fit_sentence(f))
         out.extend(_reach_sentences(f))

@@ -167,6 +167,25 @@ def _separated(x: FrontierPoint, y: FrontierPoint, higher: bool) -> bool:
     return x.high < y.low
 
 
+# Computes closer than this (in decades; 0.01 is 2.3%) are one compute when two
+# frontiers are compared: savepoints aimed at the same FLOPs land a batch apart
+# per network, and reading the step functions between them would give each
+# family a lead over a sliver of compute that nobody measured apart.
+SAME_COMPUTE_DECADES = 0.01
+
+
+def _merged(computes: Iterable[float]) -> list[float]:
+    """Sorted computes with each run of near-equal ones (SAME_COMPUTE_DECADES)
+    kept as its largest, where every checkpoint of the run is in force."""
+    out: list[float] = []
+    for c in sorted(computes):
+        if out and math.log10(c / out[-1]) < SAME_COMPUTE_DECADES:
+            out[-1] = c
+        else:
+            out.append(c)
+    return out
+
+
 def _ranges(flags: Sequence[bool], grid: Sequence[float]) -> tuple[tuple[float, float], ...]:
     """Runs of true flags as (first compute, compute where the run stops or the last one)."""
     out = []
@@ -206,9 +225,11 @@ def compare_frontiers(a: Sequence[FrontierPoint], b: Sequence[FrontierPoint],
     lo = max(a[0].flops, b[0].flops)
     hi = min(a[-1].flops if a_until is None else max(a_until, a[-1].flops),
              b[-1].flops if b_until is None else max(b_until, b[-1].flops))
+    if hi < lo and math.log10(lo / hi) < SAME_COMPUTE_DECADES:
+        hi = lo  # both measured up to the same compute, a batch apart
     if lo > hi:
         return FrontierComparison(fa, fb, metric, higher_is_better, (math.nan, math.nan), (), ())
-    grid = sorted({p.flops for p in (*a, *b) if lo <= p.flops <= hi} | {lo, hi})
+    grid = _merged({p.flops for p in (*a, *b) if lo <= p.flops <= hi} | {lo, hi})
     at = [(value_at(a, c), value_at(b, c)) for c in grid]
     a_flags = [_separated(x, y, higher_is_better) for x, y in at]
     b_flags = [_separated(y, x, higher_is_better) for x, y in at]

@@ -38,6 +38,9 @@ from harness.stats.frontier import (
 )
 
 DEFAULT_FIT_REPS = 1000
+# The fewest computes at which the change-point fit (three parameters) leaves
+# a residual to judge it by: its AICc is finite from k + 2 points on.
+MIN_FIT_COMPUTES = 5
 KINDS = ("change_point", "sigmoid")
 
 
@@ -436,9 +439,13 @@ def fit_families(points: Iterable[FrontierPoint], higher_is_better: Direction = 
                 with contextlib.suppress(ValueError, RuntimeError):
                     scores[kind] = aicc(fit_curve(x, y, weights, kind))
             kept = "sigmoid" if scores["sigmoid"] < scores["change_point"] else "change_point"
-            own_seed = seed + zlib.crc32(f"{family}\0{metric}".encode())
-            fit = bootstrap_fit(x, y, se, kind=kept, measurement=held, reps=reps, level=level,
-                                seed=own_seed)
+            # A curve through as many points as it has parameters leaves no
+            # residual to judge it by (AICc infinite) and nothing for the
+            # bootstrap to resample: no fit rather than one without intervals.
+            if math.isfinite(scores[kept]):
+                own_seed = seed + zlib.crc32(f"{family}\0{metric}".encode())
+                fit = bootstrap_fit(x, y, se, kind=kept, measurement=held, reps=reps,
+                                    level=level, seed=own_seed)
         reach = tuple((float(t), compute_to_reach(fit, t, higher_is_better=higher))
                       for t in (targets or {}).get(metric, ())) if fit else ()
         out.append(FamilyFit(family, metric, higher, tuple(corners), until[family, metric],
