@@ -11,6 +11,7 @@ import pytest
 from harness.report.frontier import (
     FITS_COLUMNS,
     FRONTIER_COLUMNS,
+    comparison_sentence,
     fmt_flops,
     frontier_findings,
     write_frontier_report,
@@ -275,3 +276,10 @@ def test_the_writer_makes_the_tables_the_figure_and_a_report_opening_with_findin
 def test_a_metric_without_a_stated_direction_is_refused(tmp_path):
     with pytest.raises(ValueError, match="higher or lower"):
         write_frontier_report(run("a", "a.1", [8, 9, 10], [1, 2, 3], metric="loss"), tmp_path)
+
+
+def test_a_lead_that_changes_at_a_savepoint_is_said_to_change_there():
+    a = frontier(run("a", "a.1", [10, 11, 12], [5.0, 5.0, 5.0], 0.5))
+    b = frontier(run("b", "b.1", [10, 11, 12], [1.0, 9.0, 9.0], 0.5))
+    sentence = comparison_sentence(compare_frontiers(a, b))
+    assert "the lead changes at 1.0e11 FLOPs" in sentence and "between" not in sentence

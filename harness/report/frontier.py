@@ -122,6 +122,12 @@ def _range(r: tuple[float, float]) -> str:
     return f"at {start}" if start == end else f"from {start} to {end}"
 
 
+def _between(first: float, second: float) -> str:
+    """Where a lead changes: between two computes, or at one where they print alike."""
+    low, high = fmt_flops(first), fmt_flops(second)
+    return f"at {low}" if low == high else f"between {low} and {high}"
+
+
 # --- Findings ----------------------------------------------------------------------------------
 
 
@@ -194,8 +200,8 @@ def comparison_sentence(c: FrontierComparison) -> str:
         switch = max(end for _, end in r1 if end <= r2[0][0])
         return (f"The frontiers of `{c.a}` and `{c.b}` cross in {text.name}: `{first}`'s is "
                 f"{where} {_ranges(r1)} FLOPs, `{second}`'s {_ranges(r2)} FLOPs, their points' "
-                f"intervals separated; the lead changes between {fmt_flops(switch)} and "
-                f"{fmt_flops(r2[0][0])} FLOPs ({shared}).")
+                f"intervals separated; the lead changes {_between(switch, r2[0][0])} FLOPs "
+                f"({shared}).")
     for winner, loser, ranges in ((c.a, c.b, c.a_better), (c.b, c.a, c.b_better)):
         if ranges:
             return (f"`{winner}`'s frontier is {where} `{loser}`'s in {text.name} "
