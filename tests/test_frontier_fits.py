@@ -283,3 +283,13 @@ def test_a_lead_that_changes_at_a_savepoint_is_said_to_change_there():
     b = frontier(run("b", "b.1", [10, 11, 12], [1.0, 9.0, 9.0], 0.5))
     sentence = comparison_sentence(compare_frontiers(a, b, a_until=1e12, b_until=1e12))
     assert "the lead changes at 1.0e11 FLOPs" in sentence and "between" not in sentence
+
+
+def test_last_savepoints_a_batch_apart_are_compared_with_each_other():
+    # Both end at 1e11 FLOPs, `a`'s checkpoint 1% past `b`'s: at the end `a`'s
+    # last point (9) faces `b`'s last (2), not `a`'s previous one (3).
+    a = frontier(run("a", "a.1", [10.0, 11.002], [3.0, 9.0], 0.5))
+    b = frontier(run("b", "b.1", [10.0, 10.998], [1.0, 2.0], 0.5))
+    compared = compare_frontiers(a, b)
+    assert compared.b_better == ()
+    assert compared.a_better == ((1e10, 10.0 ** 11.002),)

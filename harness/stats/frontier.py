@@ -225,11 +225,13 @@ def compare_frontiers(a: Sequence[FrontierPoint], b: Sequence[FrontierPoint],
     lo = max(a[0].flops, b[0].flops)
     hi = min(a[-1].flops if a_until is None else max(a_until, a[-1].flops),
              b[-1].flops if b_until is None else max(b_until, b[-1].flops))
-    if hi < lo and math.log10(lo / hi) < SAME_COMPUTE_DECADES:
-        hi = lo  # both measured up to the same compute, a batch apart
+    # A last checkpoint a batch past the other family's is the same compute.
+    near = 10.0 ** SAME_COMPUTE_DECADES
+    hi = max([hi, *(p.flops for p in (*a, *b) if hi < p.flops < hi * near)])
     if lo > hi:
         return FrontierComparison(fa, fb, metric, higher_is_better, (math.nan, math.nan), (), ())
     grid = _merged({p.flops for p in (*a, *b) if lo <= p.flops <= hi} | {lo, hi})
+    hi = grid[-1]
     at = [(value_at(a, c), value_at(b, c)) for c in grid]
     a_flags = [_separated(x, y, higher_is_better) for x, y in at]
     b_flags = [_separated(y, x, higher_is_better) for x, y in at]
