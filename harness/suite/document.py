@@ -234,16 +234,20 @@ def _frontier_section(config: SuiteConfig) -> list[Block]:
     if not fits.exists():
         return blocks + [Block("p", "Not finished.")]
     f = config.frontier
+    table = pd.read_csv(fits)
+    fitted = ("The fits of each frontier, with bootstrap intervals (frontier/report.md has "
+              "the whole study):" if len(table) else
+              "Too few savepoints for a fit with intervals; the Findings compare the "
+              "frontiers point by point (frontier/report.md has the whole study).")
     blocks.append(Block("p", (
         f"The same networks trained to {f.points_per_decade:g} savepoints per decade of "
         f"training FLOPs from {f.min_flops:.3g} to {f.max_flops:.3g} ({f.savepoints} "
         "savepoints), each scored on the validation games; faint lines are the networks, "
-        "bold ones each family's frontier (its best network at each compute). The fits of "
-        "each frontier, with bootstrap intervals (frontier/report.md has the whole study):")))
-    table = pd.read_csv(fits)
-    for column in ("value", "low", "high"):
-        table[column] = [f"{v:.3g}" for v in table[column]]
-    blocks.append(Block("table", table=table))
+        f"bold ones each family's frontier (its best network at each compute). {fitted}")))
+    if len(table):
+        for column in ("value", "low", "high"):
+            table[column] = [f"{v:.3g}" for v in table[column]]
+        blocks.append(Block("table", table=table))
     blocks += [Block("img", image=p) for p in sorted(out.glob("frontier-*.png"))]
     return blocks
 
