@@ -29,10 +29,17 @@ def study_toml(folder: Path, data: Path, **changes) -> Path:
     values = {"models": MODELS, "data": str(data), "min_flops": SAVEPOINTS[0],
               "max_flops": SAVEPOINTS[1], "points_per_decade": 1, "batch_size": 16,
               "val_samples": 64, "lr": 0.006, **changes}
-    lines = ["# a tiny study", "[frontier]"] + [f"{k} = {json.dumps(v)}" for k, v in values.items()]
+    lines = ["# a tiny study", "[frontier]"] + [f"{k} = {toml_value(v)}" for k, v in values.items()]
     path = folder / "study.toml"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def toml_value(value) -> str:
+    """JSON is TOML for numbers, strings and lists; a table is written inline."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
+    return json.dumps(value)
 
 
 def load(path: Path) -> FrontierConfig:
@@ -192,6 +199,8 @@ def test_cooldown_savepoints_branch_one_constant_rate_run(tmp_path, dataset_5x5)
      "a cool-down needs a batch on either side"),
     ({"kind": "selfplay"}, "is a supervised study's setting; a self-play study trains as"),
     ({"budget": 100}, "budget is set per savepoint"),
+    ({"max_flops_of": {"a0.small": 5e8}}, "max_flops_of names 'a0.small', which is not in models"),
+    ({"max_flops_of": {"a0.tiny": 1e10}}, "a0.tiny's 1e+10 FLOPs must lie in min_flops..max_flops"),
 ])
 def test_a_bad_config_is_one_line(tmp_path, capsys, dataset_5x5, changes, message):
     path = study_toml(tmp_path, dataset_5x5, **changes)
@@ -214,6 +223,18 @@ def test_savepoints_are_log_spaced_and_include_both_ends():
     # a range that is not a whole number of steps: at least the density asked for
     assert len(savepoint_flops(FrontierConfig(models=["a0.tiny"], data="d.h5", min_flops=1e10,
                                               max_flops=3e10, points_per_decade=2))) == 2
+
+
+def test_a_model_with_its_own_largest_savepoint_stops_there():
+    from harness.frontier.plan import Network, plan_savepoints
+
+    c = FrontierConfig(models=["a0.tiny", "a0.2.8"], data="d.h5", min_flops=1e10,
+                       max_flops=1e12, points_per_decade=1, max_flops_of={"a0.2.8": 1e11})
+    nets = [Network("a0.tiny", "a0", 1_000_000, 1), Network("a0.2.8", "a0", 100_000, 1)]
+    planned = [(p.network.model, p.flops) for p in plan_savepoints(c, nets)]
+    assert planned == [("a0.tiny", pytest.approx(1e10)), ("a0.2.8", pytest.approx(1e10)),
+                       ("a0.tiny", pytest.approx(1e11)), ("a0.2.8", pytest.approx(1e11)),
+                       ("a0.tiny", pytest.approx(1e12))]
 
 
 def test_a_savepoint_is_whole_batches_of_the_same_flops_for_every_network():

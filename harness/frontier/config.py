@@ -149,6 +149,11 @@ class FrontierConfig(SavepointSettings, TrainingSettings, DataSplitSettings, Plu
         {}, "a model's family, where its name does not say it (a plugin reference), or to "
         "join or split families (default: the zoo name without its size, a0.tiny: a0)",
         flag="--family", metavar="MODEL=FAMILY")
+    max_flops_of: dict[str, float] = setting(
+        {}, "a model's own largest savepoint, below max_flops, where the study's range costs "
+        "more than it is worth (a second, smaller size that only the low end needs, or a "
+        "family whose FLOPs are slow on this device); its savepoints above it are not made",
+        flag="--max-flops-of", metavar="MODEL=FLOPS")
     seed: int = setting(0, "random seed of every run")
     rl: RLSettings = field(default_factory=RLSettings, metadata={
         "cli": False, "help": "kind = selfplay: harness rl's settings of every run"})
@@ -177,6 +182,12 @@ def _frontier_problems(c: FrontierConfig):
     for model in c.families:
         if model not in c.models:
             yield f"families names {model!r}, which is not in models"
+    for model, cap in c.max_flops_of.items():
+        if model not in c.models:
+            yield f"max_flops_of names {model!r}, which is not in models"
+        elif not (math.isfinite(cap) and c.min_flops <= cap <= c.max_flops):
+            yield (f"max_flops_of: {model}'s {cap:g} FLOPs must lie in min_flops..max_flops "
+                   f"({c.min_flops:g}..{c.max_flops:g})")
     for name in ("min_flops", "max_flops", "points_per_decade"):
         value = getattr(c, name)
         if not (math.isfinite(value) and value > 0):
@@ -221,6 +232,9 @@ def _selfplay_problems(c: FrontierConfig):
             if value != _default(defaults[name]):
                 yield (f"{name} is a supervised study's setting; a self-play study trains as "
                        "its [rl] table (and [rl.train]) says: leave it out")
+    if c.max_flops_of:
+        yield ("max_flops_of: a self-play study runs every model to max_flops; leave "
+               "max_flops_of out")
     if c.savepoints != "per-budget":
         yield ("savepoints: a self-play study's savepoints are its runs' generation "
                "checkpoints; leave savepoints out")
@@ -236,6 +250,12 @@ def _selfplay_problems(c: FrontierConfig):
 def _default(f: dataclasses.Field):
     """A field's default value, made fresh where it has a factory."""
     return f.default_factory() if f.default is dataclasses.MISSING else f.default
+
+
+def model_flops(config: FrontierConfig, model: str) -> tuple[float, ...]:
+    """``model``'s savepoints: the study's, up to its ``max_flops_of`` where it has one."""
+    cap = config.max_flops_of.get(model, config.max_flops) * (1 + 1e-9)
+    return tuple(f for f in savepoint_flops(config) if f <= cap)
 
 
 def savepoint_flops(config: FrontierConfig) -> tuple[float, ...]:

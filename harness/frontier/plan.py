@@ -16,7 +16,7 @@ from pathlib import Path
 
 from harness.config_io import ConfigError, from_mapping, values_of
 from harness.devices import DeviceSettings
-from harness.frontier.config import FrontierConfig, family_of, savepoint_flops
+from harness.frontier.config import FrontierConfig, family_of, model_flops, savepoint_flops
 from harness.metrics import MetricsSettings
 from harness.nets.compute import TRAIN_FLOPS_FACTOR
 from harness.nets.plugins import PluginSettings, directory_name
@@ -102,13 +102,15 @@ def plan_savepoints(config: FrontierConfig, nets: list[Network]) -> list[Savepoi
     worth less than one batch to some network is a :class:`ConfigError`."""
     flops = savepoint_flops(config)
     suffix = "-cooldown" if config.savepoints == "cooldown" else ""
-    names = [run_name(n.model, f, suffix) for n in nets for f in flops]
+    names = [run_name(n.model, f, suffix) for n in nets for f in model_flops(config, n.model)]
     if len(set(names)) != len(names):
         raise ConfigError(f"two savepoints share the run name {names[0]!r}: lower "
                           "points_per_decade")
     out = []
     for f in flops:
         for n in nets:
+            if f not in model_flops(config, n.model):
+                continue
             samples = sample_budget(f, n.forward_flops, config.batch_size)
             if samples < config.batch_size:
                 raise ConfigError(
