@@ -88,23 +88,63 @@ def value_weight_scale(initial: float, ramp: int, generation: int) -> float:
     return float(initial + (1.0 - initial) * done)
 
 
-class Learner:
-    """A compiled model plus what it takes to train it on a window."""
+def start_model(config: RLConfig, model_name: str, init: str = ""):
+    """The network a run starts from, not yet compiled: ``init``'s checkpoint
+    (checked against the run's board and inputs) or a new zoo network."""
+    from harness.features import get_encoder
+    from harness.nets import build_model, load_model
+    from harness.train import check_compatible
 
-    def __init__(self, name: str, model, config: RLConfig,
-                 average: list[np.ndarray] | None = None):
+    planes = get_encoder(config.encoder).planes
+    if init:
+        model = load_model(init)
+        check_compatible(model, config.board_size, planes, config.encoder, init)
+        return model
+    return build_model(model_name, config.board_size, planes,
+                       heads=("policy", "value", *config.heads) if config.heads else None,
+                       seed=config.seed)
+
+
+def resumed_model(config: RLConfig, path: Path):
+    """A learner's checkpoint compiled as it was saved, optimizer state included."""
+    from harness.train import apply_jit_compile, exclude_from_decay, load_checkpoint
+
+    model = load_checkpoint(path, compile=True)
+    exclude_from_decay(model.optimizer)
+    apply_jit_compile(model, config.train)
+    return model
+
+
+class LearnerBase:
+    """What every self-play learner holds, whatever its update: the network
+    (saying in its model info what feeds it, so it plays anywhere it is copied
+    to), its value loss and heads, the file of its current raw weights and the
+    samples its latest update trained on (its compute)."""
+
+    def __init__(self, name: str, model, config: RLConfig):
         from harness.nets import model_info
         from harness.train import model_value_loss
 
         self.name = name
         self.model = model
-        # Every checkpoint says what feeds it, so it plays anywhere it is copied to.
         model.model_info = model_info(model, encoder=config.encoder, rules=config.rules)
         self.config = config
         self.value_loss = model_value_loss(model)
         self.heads = model_heads(model)
-        self.checkpoint: Path | None = None  # the file holding the current (raw) weights
-        self.samples = 0  # samples the latest train() trained on (its compute)
+        self.checkpoint: Path | None = None
+        self.samples = 0
+
+    @property
+    def step(self) -> int:
+        return optimizer_step(self.model)
+
+
+class Learner(LearnerBase):
+    """A compiled model plus what it takes to train it on a window."""
+
+    def __init__(self, name: str, model, config: RLConfig,
+                 average: list[np.ndarray] | None = None):
+        super().__init__(name, model, config)
         self._anchor = None
         # [train] ema_decay: the moving average of model.weights (get_weights
         # order), from ``average`` (a resumed run's) or the weights now.
@@ -115,18 +155,9 @@ class Learner:
     @classmethod
     def fresh(cls, name: str, config: RLConfig, model_name: str, init: str = "") -> Learner:
         """A new network (zoo name, random weights) or one initialised from a checkpoint."""
-        from harness.features import get_encoder
-        from harness.nets import build_model, load_model
-        from harness.train import check_compatible, compile_model
+        from harness.train import compile_model
 
-        planes = get_encoder(config.encoder).planes
-        if init:
-            model = load_model(init)
-            check_compatible(model, config.board_size, planes, config.encoder, init)
-        else:
-            model = build_model(model_name, config.board_size, planes,
-                                heads=("policy", "value", *config.heads) if config.heads else None,
-                                seed=config.seed)
+        model = start_model(config, model_name, init)
         compile_model(model, config.train, learning_rate(config, model.name), _value_loss(model),
                       soft_policy=True, weights=loss_weights(config, model))
         # Build the optimizer's slots now so that the first checkpoint already
@@ -140,20 +171,13 @@ class Learner:
         """A learner from its checkpoint, optimizer state included, and its
         weights' moving average from ``averaged`` (the network it plays)."""
         from harness.nets import load_model
-        from harness.train import apply_jit_compile, exclude_from_decay, load_checkpoint
 
-        model = load_checkpoint(path, compile=True)
-        exclude_from_decay(model.optimizer)
-        apply_jit_compile(model, config.train)
+        model = resumed_model(config, path)
         average = (load_model(averaged).get_weights()
                    if config.train.ema_decay and averaged is not None else None)
         learner = cls(name, model, config, average)
         learner.checkpoint = Path(path)
         return learner
-
-    @property
-    def step(self) -> int:
-        return optimizer_step(self.model)
 
     def columns(self) -> tuple[str, ...]:
         return window_columns(self.heads)

@@ -96,6 +96,49 @@ def uniform_rows(candidates: np.ndarray, rng: np.random.Generator) -> np.ndarray
     return sample_rows(weights, 1.0, rng)
 
 
+class RawGames:
+    """``n`` raw-policy games advancing together, one ply at a time: the
+    boards, each game's last ``history`` positions and the games still going.
+    What a loop adds (whose turn it is to pick, what it records) is its own;
+    the per-ply work around it is here: :meth:`candidates`, then
+    :meth:`play`, then :meth:`retire`."""
+
+    def __init__(self, n: int, *, size: int, rules: str, history: int, max_moves: int):
+        self.geo = geometry(size)
+        self.points = size * size
+        self.limit = move_cap(size, max_moves)
+        self.boards = K.new_boards(n, size, RULE_NAMES[rules])
+        self.work = K.new_work(self.points)
+        self.hist = np.zeros((n, history, self.points), np.int8)
+        self.active = np.arange(n)
+        self.ply = 0
+
+    def candidates(self, komi: float) -> tuple[np.ndarray, np.ndarray]:
+        """The going games' candidate moves (A, P + 1) and sides to move (A,)."""
+        out = np.zeros((self.active.size, self.points + 1), np.bool_)
+        candidates_into(self.boards, self.active, float(komi), self.geo.neighbours,
+                        self.geo.diagonals, self.geo.zobrist, out, self.work)
+        return out, self.boards.meta[self.active, K.TO_PLAY].astype(np.int8)
+
+    def play(self, chosen: np.ndarray) -> None:
+        """Play one candidate per going game and push the new positions onto the histories."""
+        active, hist = self.active, self.hist
+        play_into(self.boards, active, chosen, self.geo.neighbours, self.geo.zobrist)
+        hist[active, :-1] = hist[active, 1:]
+        hist[active, -1] = self.boards.stones[active]
+        self.ply += 1
+
+    def retire(self) -> None:
+        """Stop the games ended by two passes or the move cap."""
+        over = (self.boards.meta[self.active, K.PASSES] >= 2) | (self.ply >= self.limit)
+        self.active = self.active[~over]
+
+    def margins(self, komi: float) -> np.ndarray:
+        """Black's area minus White's minus komi, per game."""
+        return final_margins(self.boards, np.arange(self.boards.stones.shape[0]), float(komi),
+                             self.geo.neighbours)
+
+
 @dataclass
 class StepGames:
     """A step's games and the learner's moves in them.
@@ -167,28 +210,20 @@ def play_step_games(learner, opponents: list, games: int, *, size: int, komi: fl
 
 def _play_wave(learner, opponents, index, *, size, komi, rules, history, rng, temperature,
                opening_moves, max_moves) -> StepGames:
-    geo = geometry(size)
-    points = size * size
     n = len(index)
-    limit = move_cap(size, max_moves)
-    b = K.new_boards(n, size, RULE_NAMES[rules])
-    work = K.new_work(points)
-    hist = np.zeros((n, history, points), np.int8)
+    wave = RawGames(n, size=size, rules=rules, history=history, max_moves=max_moves)
+    points = wave.points
     learner_color = np.where(index % 2 == 0, BLACK, WHITE).astype(np.int8)
     opponent = (index // 2) % len(opponents)
-    moves = np.full((n, limit), -1, np.int16)
+    moves = np.full((n, wave.limit), -1, np.int16)
     rec: dict[str, list] = {k: [] for k in ("history", "to_play", "candidates", "move",
                                             "policy", "value", "game")}
     evaluations = 0
-    active = np.arange(n)
-    ply = 0
-    while active.size:
-        candidates = np.zeros((active.size, points + 1), np.bool_)
-        candidates_into(b, active, float(komi), geo.neighbours, geo.diagonals, geo.zobrist,
-                        candidates, work)
-        to_play = b.meta[active, K.TO_PLAY].astype(np.int8)
+    while wave.active.size:
+        active, hist = wave.active, wave.hist
+        candidates, to_play = wave.candidates(komi)
         chosen = np.empty(active.size, np.int64)
-        if ply < opening_moves:
+        if wave.ply < opening_moves:
             chosen[:] = uniform_rows(candidates, rng)
         else:
             mine = to_play == learner_color[active]
@@ -209,23 +244,18 @@ def _play_wave(learner, opponents, index, *, size, komi, rules, history, rng, te
                     rec["policy"].append(policy.astype(np.float32))
                     rec["value"].append(np.asarray(value, np.float32))
                     rec["game"].append(index[active[rows]].astype(np.int32))
-        play_into(b, active, chosen, geo.neighbours, geo.zobrist)
-        moves[active, ply] = chosen
-        hist[active, :-1] = hist[active, 1:]
-        hist[active, -1] = b.stones[active]
-        ply += 1
-        over = (b.meta[active, K.PASSES] >= 2) | (ply >= limit)
-        active = active[~over]
-    all_games = np.arange(n)
-    lengths = b.meta[:, K.MOVES].astype(np.int32)
+        moves[active, wave.ply] = chosen
+        wave.play(chosen)
+        wave.retire()
+    lengths = wave.boards.meta[:, K.MOVES].astype(np.int32)
     empty = {"history": np.zeros((0, history, points), np.int8),
              "to_play": np.zeros(0, np.int8), "candidates": np.zeros((0, points + 1), np.bool_),
              "move": np.zeros(0, np.int32), "policy": np.zeros((0, points + 1), np.float32),
              "value": np.zeros(0, np.float32), "game": np.zeros(0, np.int32)}
     joined = {k: (np.concatenate(v) if v else empty[k]) for k, v in rec.items()}
     return StepGames(**joined, learner_color=learner_color, opponent=opponent,
-                     margin=final_margins(b, all_games, float(komi), geo.neighbours),
-                     length=lengths, moves=moves, evaluations=evaluations)
+                     margin=wave.margins(komi), length=lengths, moves=moves,
+                     evaluations=evaluations)
 
 
 def _concat(parts: list[StepGames]) -> StepGames:

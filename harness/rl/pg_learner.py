@@ -26,8 +26,8 @@ import keras
 import numpy as np
 
 from harness.rl.config import RLConfig
-from harness.rl.learner import model_heads
-from harness.train import optimizer_step, with_family_defaults
+from harness.rl.learner import LearnerBase, model_heads, resumed_model, start_model
+from harness.train import with_family_defaults
 
 NEG = -1e9  # a logit that no candidate can lose to
 
@@ -119,40 +119,19 @@ def update_count(positions: int, pg) -> int:
     return pg.updates
 
 
-class PolicyGradientLearner:
+class PolicyGradientLearner(LearnerBase):
     """The network that learns, with the interface the run's loop shares with
     :class:`harness.rl.learner.Learner` (``model``, ``value_loss``, ``save``,
     ``averaged``, ``samples``)."""
 
     def __init__(self, name: str, model, config: RLConfig):
-        from harness.nets import model_info
-        from harness.train import model_value_loss
-
-        self.name = name
-        self.model = model
-        model.model_info = model_info(model, encoder=config.encoder, rules=config.rules)
-        self.config = config
-        self.value_loss = model_value_loss(model)
-        self.heads = model_heads(model)
-        self.checkpoint: Path | None = None
-        self.samples = 0
+        super().__init__(name, model, config)
         self.average = None  # no moving average: the raw weights play
 
     @classmethod
     def fresh(cls, name: str, config: RLConfig) -> PolicyGradientLearner:
         """The start network: ``init``'s checkpoint, or a fresh zoo network."""
-        from harness.features import get_encoder
-        from harness.nets import build_model, load_model
-        from harness.train import check_compatible
-
-        planes = get_encoder(config.encoder).planes
-        if config.init:
-            model = load_model(config.init)
-            check_compatible(model, config.board_size, planes, config.encoder, config.init)
-        else:
-            model = build_model(config.model, config.board_size, planes,
-                                heads=("policy", "value", *config.heads) if config.heads else None,
-                                seed=config.seed)
+        model = start_model(config, config.model, config.init)
         compile_learner(model, config)
         model.optimizer.build(model.trainable_variables)
         return cls(name, model, config)
@@ -160,18 +139,9 @@ class PolicyGradientLearner:
     @classmethod
     def load(cls, name: str, config: RLConfig, path: Path) -> PolicyGradientLearner:
         """The learner of a checkpoint this class saved, optimizer state included."""
-        from harness.train import apply_jit_compile, exclude_from_decay, load_checkpoint
-
-        model = load_checkpoint(path, compile=True)
-        exclude_from_decay(model.optimizer)
-        apply_jit_compile(model, config.train)
-        learner = cls(name, model, config)
+        learner = cls(name, resumed_model(config, path), config)
         learner.checkpoint = Path(path)
         return learner
-
-    @property
-    def step(self) -> int:
-        return optimizer_step(self.model)
 
     def train(self, games, advantage: np.ndarray, start_policy: np.ndarray | None,
               beta: float, eta: float, rng: np.random.Generator) -> dict[str, float]:

@@ -21,15 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from harness.game import board as K
-from harness.game.geometry import geometry
-from harness.game.position import RULE_NAMES, move_cap
-from harness.rl.pg_games import (
-    candidates_into,
-    final_margins,
-    play_into,
-    sample_rows,
-    uniform_rows,
-)
+from harness.rl.pg_games import RawGames, sample_rows, uniform_rows
 
 
 @dataclass
@@ -70,26 +62,17 @@ def value_positions(sl, rl, games: int, *, size: int, komi: float, rules: str, h
 
 
 def _wave(sl, rl, n, first, *, size, komi, rules, history, rng, u_max, max_moves):
-    geo = geometry(size)
-    points = size * size
-    limit = move_cap(size, max_moves)
-    b = K.new_boards(n, size, RULE_NAMES[rules])
-    work = K.new_work(points)
-    hist = np.zeros((n, history, points), np.int8)
+    wave = RawGames(n, size=size, rules=rules, history=history, max_moves=max_moves)
     u = rng.integers(1, u_max + 1, n)
-    kept_history = np.zeros((n, history, points), np.int8)
+    kept_history = np.zeros((n, history, wave.points), np.int8)
     kept_to_play = np.zeros(n, np.int8)
     kept = np.zeros(n, np.bool_)
     evaluations = 0
-    active = np.arange(n)
-    ply = 0
-    while active.size:
-        candidates = np.zeros((active.size, points + 1), np.bool_)
-        candidates_into(b, active, float(komi), geo.neighbours, geo.diagonals, geo.zobrist,
-                        candidates, work)
-        to_play = b.meta[active, K.TO_PLAY].astype(np.int8)
+    while wave.active.size:
+        active, hist = wave.active, wave.hist
+        candidates, to_play = wave.candidates(komi)
         chosen = np.empty(active.size, np.int64)
-        move_number = ply + 1
+        move_number = wave.ply + 1
         for net, rows in ((sl, np.flatnonzero(move_number < u[active])),
                           (rl, np.flatnonzero(move_number > u[active]))):
             if rows.size:
@@ -99,17 +82,13 @@ def _wave(sl, rl, n, first, *, size, komi, rules, history, rng, u_max, max_moves
         random = np.flatnonzero(move_number == u[active])
         if random.size:
             chosen[random] = uniform_rows(candidates[random], rng)
-        play_into(b, active, chosen, geo.neighbours, geo.zobrist)
-        hist[active, :-1] = hist[active, 1:]
-        hist[active, -1] = b.stones[active]
+        wave.play(chosen)
         just = active[random]  # the position after the random move is the one kept
         kept_history[just] = hist[just]
-        kept_to_play[just] = b.meta[just, K.TO_PLAY]
+        kept_to_play[just] = wave.boards.meta[just, K.TO_PLAY]
         kept[just] = True
-        ply += 1
-        over = (b.meta[active, K.PASSES] >= 2) | (ply >= limit)
-        active = active[~over]
-    margin = final_margins(b, np.arange(n), float(komi), geo.neighbours)
+        wave.retire()
+    margin = wave.margins(komi)
     winner = np.where(margin > 0, 1, np.where(margin < 0, 2, 0))
     outcome = np.where(winner == 0, 0.0, np.where(winner == kept_to_play, 1.0, -1.0))
     return ValuePositions(history=kept_history[kept], to_play=kept_to_play[kept],
