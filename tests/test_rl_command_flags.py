@@ -34,6 +34,18 @@ def test_resume_keeps_the_saved_network_over_a_model_flag(tmp_path):
     assert resumed.model == "a0.6.64" and resumed.max_hours == 2.0
 
 
+def test_the_live_metrics_switches_are_flags_and_may_change_on_resume(tmp_path):
+    started = config_from_args(_args("--config", str(GUMBEL), "--no-tensorboard",
+                                     "--run", "quiet", "--runs-dir", str(tmp_path)))
+    assert (started.tensorboard, started.metrics_jsonl) == (False, True)
+    started.run_dir.mkdir(parents=True)
+    save_config(started, started.run_dir / "config.json")
+    resumed = config_from_args(_args("--config", str(GUMBEL), "--resume", "--tensorboard",
+                                     "--no-metrics-jsonl", "--run", "quiet",
+                                     "--runs-dir", str(tmp_path)))
+    assert (resumed.tensorboard, resumed.metrics_jsonl) == (True, False)
+
+
 ARMS = GUMBEL.parent / "rl-19x19-arms"
 
 

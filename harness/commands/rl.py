@@ -11,9 +11,10 @@ HELP = ("self-play reinforcement learning (AlphaZero loop with a replay window, 
 
 # The settings a command line may change; the rest come from the config file.
 _FLAGGED = ("run", "runs_dir", "model", "generations", "max_hours", "init", "seed", "backend",
-            "ray_address", "algorithm")
-# What may change when a run resumes: where the games are played, the time budget.
-_RESUMABLE = ("backend", "ray_address", "max_hours")
+            "ray_address", "algorithm", "tensorboard", "metrics_jsonl")
+# What may change when a run resumes: where the games are played, the time
+# budget, which live metrics are written (none of them changes what is learned).
+_RESUMABLE = ("backend", "ray_address", "max_hours", "tensorboard", "metrics_jsonl")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
