@@ -102,14 +102,15 @@ def plan_savepoints(config: FrontierConfig, nets: list[Network]) -> list[Savepoi
     worth less than one batch to some network is a :class:`ConfigError`."""
     flops = savepoint_flops(config)
     suffix = "-cooldown" if config.savepoints == "cooldown" else ""
-    names = [run_name(n.model, f, suffix) for n in nets for f in model_flops(config, n.model)]
+    own = {n.model: model_flops(config, n.model) for n in nets}
+    names = [run_name(n.model, f, suffix) for n in nets for f in own[n.model]]
     if len(set(names)) != len(names):
         raise ConfigError(f"two savepoints share the run name {names[0]!r}: lower "
                           "points_per_decade")
     out = []
     for f in flops:
         for n in nets:
-            if f not in model_flops(config, n.model):
+            if f not in own[n.model]:
                 continue
             samples = sample_budget(f, n.forward_flops, config.batch_size)
             if samples < config.batch_size:
