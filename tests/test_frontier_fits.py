@@ -136,6 +136,17 @@ def test_a_plateau_is_read_at_every_measured_compute_though_no_new_corner_appear
     assert fit.fit.fit.change_point == pytest.approx(12.0)
 
 
+def test_two_sizes_savepoints_a_batch_apart_are_one_compute_to_the_fit():
+    # Both sizes aim at the same savepoints; the smaller one's land 1% short
+    # (a batch), so its points sit just below the larger one's.
+    small = run("f", "small", DECADES - 0.004, law(DECADES, change_point=11.0) + 1.0)
+    big = run("f", "big", DECADES, law(DECADES))
+    steps = frontier_steps(frontier(small + big), [p.flops for p in small + big])
+    assert [round(math.log10(c), 2) for c, _ in steps] == [round(x, 2) for x in DECADES]
+    (fit,) = fit_families(small + big, reps=20)
+    assert fit.computes == len(DECADES)
+
+
 def test_a_checkpoint_no_better_than_an_earlier_one_is_not_on_the_frontier():
     points = run("f", "a", [8, 9, 10], [30, 30, 29])
     assert [p.log10_flops for p in frontier(points)] == [8]

@@ -126,10 +126,13 @@ def frontier_steps(corners: Sequence[FrontierPoint],
     stops improving no new corner appears, however much more compute it
     measured, so a fit to the corners would end at the change point. Read at
     every compute the family measured, the plateau is there as the last
-    corner carried on. Computes below the first corner are left out.
+    corner carried on. Computes below the first corner are left out, and
+    near-equal computes (:data:`SAME_COMPUTE_DECADES`: two sizes' savepoints
+    aimed at one compute land a batch apart) are read once, at the largest,
+    so a fit counts the computes that were measured apart.
     """
     out = []
-    for c in sorted(set(computes)):
+    for c in _merged(computes):
         p = value_at(corners, c)
         if p is not None:
             out.append((c, p))
