@@ -171,9 +171,10 @@ def _separated(x: FrontierPoint, y: FrontierPoint, higher: bool) -> bool:
 
 
 # Computes closer than this (in decades; 0.01 is 2.3%) are one compute when two
-# frontiers are compared: savepoints aimed at the same FLOPs land a batch apart
-# per network, and reading the step functions between them would give each
-# family a lead over a sliver of compute that nobody measured apart.
+# frontiers are compared or a frontier is fitted: savepoints aimed at the same
+# FLOPs land a batch apart per network, and reading the step functions between
+# them would give a family a lead, or a fit a point, at a sliver of compute
+# that nobody measured apart.
 SAME_COMPUTE_DECADES = 0.01
 
 
