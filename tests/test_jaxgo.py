@@ -1,9 +1,9 @@
 """The JAX rules: known positions in, known answers out, then the numba rules' games.
 
 Boards are drawn as in ``tests/test_rules_positions.py`` (``X`` Black, ``O``
-White, top row the highest GTP row) and set up through a harness ``Game``;
-from there every move is the JAX rules' own, and every expected answer was
-worked out by hand. The agreement runs at the end replay random games on
+White, top row the highest GTP row; its positions are reused here) and set up
+through a harness ``Game``; from there every move is the JAX rules' own, and
+every expected answer was worked out by hand. The agreement runs at the end replay random games on
 both rule engines and must find no difference of any kind.
 """
 
@@ -16,6 +16,15 @@ import numpy as np
 import pytest
 
 jax = pytest.importorskip("jax")
+
+from test_rules_positions import (  # noqa: E402 (the positions drawn for the numba rules)
+    FULL_OF_WHITE,
+    KO,
+    NOGO,
+    ONE_STONE_IN_ATARI,
+    TRIPLE_KO,
+    TRIPLE_KO_CYCLE,
+)
 
 from harness.features.encoders import get_encoder  # noqa: E402 (after the JAX skip)
 from harness.game import board as K  # noqa: E402
@@ -51,14 +60,6 @@ def stone(state, size: int, vertex: str) -> int:
 
 
 # --- captures and suicide ----------------------------------------------------
-
-ONE_STONE_IN_ATARI = """
-. . . . .
-. . X . .
-. X O X .
-. . . . .
-. . . . .
-"""
 
 
 def test_a_stone_without_liberties_is_taken_and_counted():
@@ -123,14 +124,6 @@ def test_a_move_without_liberties_is_legal_when_it_captures():
 
 # --- ko and superko ----------------------------------------------------------
 
-KO = """
-. X O . .
-X O . O .
-. X O . .
-. . . . .
-. . . . .
-"""
-
 
 @pytest.mark.parametrize("rules", ["superko", "simple-ko"])
 def test_a_ko_is_refused_at_once_and_allowed_after_a_threat_and_answer(rules):
@@ -149,21 +142,6 @@ def test_a_pass_lifts_the_ko_ban():
     state, size = position(KO)
     state = play(state, size, "C4", "pass", "A1")
     assert legal(state, size, "B4")
-
-
-TRIPLE_KO = """
-. X O . . . X O .
-X O . O . X . X O
-. X O . . . X O .
-. . . . . . . . .
-. X O . . . . . .
-X O . O . . . . .
-. X O . . . . . .
-. . . . . . . . .
-. . . . . . . . .
-"""
-# Each move takes a ko other than the one just taken: simple ko never objects.
-TRIPLE_KO_CYCLE = ("C8", "G8", "C4", "B8", "H8", "B4")
 
 
 def test_positional_superko_refuses_the_move_that_closes_a_triple_ko_cycle():
@@ -235,18 +213,6 @@ def test_points_touching_both_colours_and_an_empty_board_belong_to_nobody():
 
 # --- NoGo ----------------------------------------------------------------------
 
-NOGO = """
-. X . . . . . . .
-X O X . . . . . .
-. . . . . . . . .
-. . . . . . . . .
-. . . . O . . . .
-. . . . . . . . .
-. . . . . . . . .
-. . . . . . . . .
-. . . . . . . . X
-"""
-
 
 def test_nogo_forbids_capturing_suicide_and_passing():
     state, size = position(NOGO, BLACK, rules="nogo")
@@ -258,15 +224,11 @@ def test_nogo_forbids_capturing_suicide_and_passing():
 
 
 def test_nogo_side_left_without_a_legal_move_has_lost():
-    full_of_white = "\n".join(
-        " ".join("." if (r, c) in ((0, 0), (4, 4), (8, 8)) else "O" for c in range(9))
-        for r in range(9)
-    )
-    state, _ = position(full_of_white, BLACK, rules="nogo")
+    state, _ = position(FULL_OF_WHITE, BLACK, rules="nogo")
     assert not bool(state.legal[0].any())
     assert bool(state.over[0])
     assert int(R.winner(state)[0]) == WHITE
-    white, _ = position(full_of_white, WHITE, rules="nogo")
+    white, _ = position(FULL_OF_WHITE, WHITE, rules="nogo")
     assert int(white.legal[0].sum()) == 3 and not bool(white.over[0])
 
 
