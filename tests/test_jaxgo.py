@@ -195,6 +195,7 @@ def test_area_score_counts_stones_and_surrounded_points_with_komi():
     # Black: 5 stones + 5 empty points touching only Black = 10; White 5 + 10 = 15.
     assert float(R.score(state)[0]) == 10 - 15 - 0.5
     assert int(R.winner(state)[0]) == WHITE
+    assert float(R.outcome(state)[0]) == -1.0  # for Black, to play
     assert np.asarray(R.ownership(state))[0].reshape(5, 5)[0].tolist() == [1, 1, -1, -1, -1]
 
 
@@ -228,6 +229,7 @@ def test_nogo_side_left_without_a_legal_move_has_lost():
     assert not bool(state.legal[0].any())
     assert bool(state.over[0])
     assert int(R.winner(state)[0]) == WHITE
+    assert float(R.outcome(state)[0]) == -1.0
     white, _ = position(FULL_OF_WHITE, WHITE, rules="nogo")
     assert int(white.legal[0].sum()) == 3 and not bool(white.over[0])
 

@@ -319,6 +319,14 @@ def winner(state: GoState) -> jax.Array:
     return jnp.where(state.rule == K.NOGO, nogo, go).astype(jnp.int32)
 
 
+def outcome(state: GoState) -> jax.Array:
+    """float32 (B,): +1, 0 or -1 for the side to move, what a search backs up
+    from a finished game (as the harness's ``leaves.area_value``; in NoGo the
+    side to move has lost). Meaningful where ``state.over``."""
+    won = winner(state)
+    return jnp.where(won == 0, 0.0, jnp.where(won == state.to_play, 1.0, -1.0))
+
+
 # --- making states ----------------------------------------------------------
 
 
@@ -448,6 +456,7 @@ __all__ = [
     "from_games",
     "init",
     "legal_mask",
+    "outcome",
     "ownership",
     "score",
     "step",
