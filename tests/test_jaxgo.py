@@ -28,7 +28,7 @@ from test_rules_positions import (  # noqa: E402 (the positions drawn for the nu
 
 from harness.features.encoders import get_encoder  # noqa: E402 (after the JAX skip)
 from harness.game import board as K  # noqa: E402
-from harness.game.geometry import BLACK, EMPTY, WHITE, gtp_to_point  # noqa: E402
+from harness.game.geometry import BLACK, EMPTY, WHITE, gtp_to_point, point_to_gtp  # noqa: E402
 from harness.game.position import Game  # noqa: E402
 from harness.jaxgo import rules as R  # noqa: E402
 from harness.jaxgo.agreement import KINDS, compare_games  # noqa: E402
@@ -120,6 +120,24 @@ def test_a_move_without_liberties_is_legal_when_it_captures():
     state = play(state, size, "A5")
     assert stone(state, size, "B5") == stone(state, size, "A4") == EMPTY
     assert state.captures[0].tolist() == [0, 2]
+
+
+def eyes(state, size: int) -> set[str]:
+    return {point_to_gtp(p, size) for p in np.flatnonzero(np.asarray(R.own_eyes(state))[0])}
+
+
+def test_own_eyes_are_the_points_the_harness_never_fills_and_false_eyes_are_not():
+    state, size = position(EYE, BLACK)
+    assert eyes(state, size) == {"B4", "A5"}  # in the open, and in the corner
+    assert eyes(position(EYE, WHITE)[0], size) == set()  # Black's eyes, not White's
+    corner_taken, _ = position("""
+        . X . . .
+        X O X . .
+        . X . . .
+        . . . . .
+        . . . . .
+        """, BLACK)
+    assert eyes(corner_taken, size) == set()  # a White stone on A5's one diagonal
 
 
 # --- ko and superko ----------------------------------------------------------

@@ -28,7 +28,7 @@ from harness.jaxgo.encode import agz17
 # What may differ, in the order the table lists it. The state kinds end the
 # comparison of their game; "legal moves" and "agz17 planes" do not.
 STATE_KINDS = ("board", "hash", "captures", "to play", "ko point", "game over")
-KINDS = ("legal moves", *STATE_KINDS, "score", "winner", "agz17 planes")
+KINDS = ("legal moves", "own eyes", *STATE_KINDS, "score", "winner", "agz17 planes")
 
 
 @dataclass
@@ -75,6 +75,7 @@ HEADER = ("board", "rules", "measure", "value")
 _step = jax.jit(R.step)
 _planes = jax.jit(agz17)
 _outcome = jax.jit(lambda state: (R.score(state), R.winner(state)))
+_eyes = jax.jit(R.own_eyes)
 
 
 # The harness's reasons for refusing a move on an empty point (or a pass),
@@ -94,6 +95,15 @@ def _harness_masks(b, active, nbr, zob, out, seen, refusals):
         for p in range(points + 1):
             if not out[g, p] and (p == points or b.stones[g, p] == EMPTY):
                 refusals[K.check_move(b, g, p, color, nbr, zob)] += 1
+
+
+@njit(cache=True)
+def _harness_eyes(b, active, nbr, diag, out):
+    for g in range(active.shape[0]):
+        if active[g]:
+            color = b.meta[g, K.TO_PLAY]
+            for p in range(b.stones.shape[1]):
+                out[g, p] = b.stones[g, p] == EMPTY and K.is_eye(b, g, p, color, nbr, diag)
 
 
 @njit(cache=True)
@@ -151,6 +161,7 @@ def compare_games(
     state = R.init(count, size, rules, komi)
     recent = np.zeros((count, encoder.history, points), np.int8)  # the harness's boards
     legal = np.zeros((count, points + 1), bool)
+    eyes = np.zeros((count, points), bool)
     over = np.zeros(count, bool)  # by the harness
     diverged = np.zeros(count, bool)
 
@@ -171,6 +182,8 @@ def compare_games(
         live = ~over & ~diverged
         result.masks += int(live.sum())
         diff("legal moves", (got.legal != legal).any(axis=1) & live, move)
+        _harness_eyes(boards, live, geo.neighbours, geo.diagonals, eyes)
+        diff("own eyes", (np.asarray(_eyes(state)) != eyes).any(axis=1) & live, move)
         if not live.any():
             break
         if move % encode_every == 0:

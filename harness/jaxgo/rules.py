@@ -78,6 +78,7 @@ class Tables(NamedTuple):
     """What a board size fixes, as arrays the traced functions close over."""
 
     neighbours: np.ndarray  # int32 (P, 4): a neighbour point, P off the board
+    diagonals: np.ndarray  # int32 (P, 4): a diagonal point, P off the board
     keys: np.ndarray  # uint32 (P, 3, 2): the harness's Zobrist key by colour, as two words
 
 
@@ -85,8 +86,10 @@ class Tables(NamedTuple):
 def tables(size: int) -> Tables:
     geo = geometry(size)
     points = geo.points
-    neighbours = np.where(geo.neighbours < 0, points, geo.neighbours).astype(np.int32)
-    return Tables(neighbours, split_words(geo.zobrist))
+    def padded(table):
+        return np.where(table < 0, points, table).astype(np.int32)
+
+    return Tables(padded(geo.neighbours), padded(geo.diagonals), split_words(geo.zobrist))
 
 
 def split_words(values: np.ndarray) -> np.ndarray:
@@ -275,6 +278,18 @@ def _owner_one(board: jax.Array) -> jax.Array:
     return black.astype(jnp.int32) - white.astype(jnp.int32)
 
 
+def _own_eyes_one(board: jax.Array, me: jax.Array) -> jax.Array:
+    """The harness's ``board.is_eye`` on every empty point: all neighbours
+    ``me``'s, and not a false eye (opponent diagonals, the edge counting one)."""
+    t = _tables_of(board.shape[0])
+    padded = jnp.append(board, OFF_BOARD)
+    beside = padded[jnp.asarray(t.neighbours)]
+    corners = padded[jnp.asarray(t.diagonals)]
+    enclosed = ((beside == me) | (beside == OFF_BOARD)).all(axis=1)
+    false_marks = (corners == 3 - me).sum(axis=1) + (corners == OFF_BOARD).any(axis=1)
+    return (board == EMPTY) & enclosed & (false_marks < 2)
+
+
 # --- the batch --------------------------------------------------------------
 
 
@@ -294,6 +309,13 @@ def step(state: GoState, action: jax.Array) -> GoState:
     an illegal one is not refused but gives a position the rules never reach.
     """
     return jax.vmap(_step_one)(state, jnp.asarray(action, jnp.int32))
+
+
+def own_eyes(state: GoState) -> jax.Array:
+    """bool (B, P): the side to move's own true eyes, which the harness's
+    searches and playouts never fill (``search.leaves.drop_own_eyes``); the
+    search on the device applies its own move limits on top of the rules."""
+    return jax.vmap(_own_eyes_one)(state.board, state.to_play)
 
 
 def ownership(state: GoState) -> jax.Array:
@@ -457,6 +479,7 @@ __all__ = [
     "init",
     "legal_mask",
     "outcome",
+    "own_eyes",
     "ownership",
     "score",
     "step",
