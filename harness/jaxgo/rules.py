@@ -178,7 +178,13 @@ def _legal_one(s: GoState) -> jax.Array:
     )
     after = s.hash ^ jnp.asarray(t.keys)[:, me] ^ _xor_over_sides(taken)  # (P, 2)
     recorded = jnp.arange(s.history.shape[0]) < s.history_len
-    same = (after[:, None, :] == s.history[None, :, :]).all(axis=-1) & recorded
+    # Both words compared in one elementwise expression, so that XLA fuses it
+    # into the reduction instead of writing out a (P, H) array per game.
+    same = (
+        (after[:, None, 0] == s.history[None, :, 0])
+        & (after[:, None, 1] == s.history[None, :, 1])
+        & recorded
+    )
     legal &= ~((s.rule == K.POSITIONAL_SUPERKO) & same.any(axis=1))
     return jnp.append(legal, ~nogo)
 
