@@ -252,6 +252,32 @@ def test_nogo_side_left_without_a_legal_move_has_lost():
     assert int(white.legal[0].sum()) == 3 and not bool(white.over[0])
 
 
+# --- batches ---------------------------------------------------------------------
+
+
+def test_one_batch_mixes_rules_and_komi_game_by_game():
+    state = R.init(3, 9, ["superko", "simple-ko", "nogo"], komi=[7.5, 0.5, 0.0])
+    assert state.legal[:, 81].tolist() == [True, True, False]  # NoGo has no pass
+    assert R.score(state).tolist() == [-7.5, -0.5, 0.0]
+    state = step(state, np.array([40, 40, 40]))
+    assert state.board[:, 40].tolist() == [BLACK] * 3
+
+
+def test_unknown_rules_and_a_komi_per_game_of_the_wrong_length_are_refused():
+    with pytest.raises(ValueError, match="unknown rules"):
+        R.init(2, 9, "japanese")
+    with pytest.raises(ValueError, match="one per game"):
+        R.init(2, 9, komi=[7.5, 7.5, 7.5])
+
+
+def test_a_harness_game_longer_than_the_move_limit_allows_is_refused():
+    game = Game(9)
+    for move in (0, 1, 2, 3):
+        game.play(move)
+    with pytest.raises(ValueError, match="history room"):
+        R.from_games([game], move_limit=2)
+
+
 # --- the encoder -----------------------------------------------------------------
 
 
