@@ -331,6 +331,13 @@ def test_random_19x19_games_agree_with_the_numba_rules():
     assert result.moves > 8 * 100
 
 
+def test_games_longer_than_the_harness_history_agree_after_it_stops_recording():
+    capacity = K.history_capacity(5 * 5)  # 164 positions on 5x5
+    result = compare_games(16, 5, "superko", seed=5, pass_prob=0.01, move_limit=3 * capacity)
+    _no_differences(result)
+    assert result.moves > 16 * capacity  # most games ran past it
+
+
 @pytest.mark.slow
 def test_ten_thousand_random_9x9_superko_games_agree_with_the_numba_rules():
     from harness.jaxgo.agreement import agreement

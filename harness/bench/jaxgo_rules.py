@@ -25,6 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pass-prob", type=float, default=0.05,
                         help="chance of passing when a point is also legal")
     parser.add_argument("--komi", type=float, default=DEFAULT_KOMI)
+    parser.add_argument("--move-limit", type=int, default=None,
+                        help="moves a game may last (default: twice the points)")
     parser.add_argument("--save", default=None, help="also write STEM.csv and STEM.md")
 
 
@@ -40,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     rows, examples, differences = [], [], 0
     for rules in args.rules:
         result = agreement(args.games, args.board_size, rules, args.batch, args.seed,
-                           args.pass_prob, args.komi)
+                           args.pass_prob, args.komi, args.move_limit)
         rows += result.rows()
         examples += result.examples
         differences += result.total

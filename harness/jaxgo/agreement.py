@@ -139,6 +139,7 @@ def compare_games(
     komi: float = DEFAULT_KOMI,
     encode_every: int = 7,
     encode_games: int = 256,
+    move_limit: int | None = None,
     result: Agreement | None = None,
     first_game: int = 0,
 ) -> Agreement:
@@ -146,6 +147,8 @@ def compare_games(
 
     Every ``encode_every`` moves the agz17 planes of up to ``encode_games``
     games are compared too (the harness encodes its own boards' history).
+    Games stop at ``move_limit`` (default ``position.move_cap``); one past
+    ``board.history_capacity`` checks that both sides stop recording alike.
     """
     if rules not in RULE_NAMES:
         raise ValueError(f"unknown rules {rules!r} (expected one of {sorted(RULE_NAMES)})")
@@ -153,12 +156,12 @@ def compare_games(
     start = time.perf_counter()
     geo = geometry(size)
     points = size * size
-    limit = move_cap(size)
+    limit = move_cap(size, move_limit)
     rng = np.random.default_rng(seed)
     encoder = get_encoder("agz17")
     boards = K.new_boards(count, size, RULE_NAMES[rules])
     work = K.new_work(points)
-    state = R.init(count, size, rules, komi)
+    state = R.init(count, size, rules, komi, limit)
     recent = np.zeros((count, encoder.history, points), np.int8)  # the harness's boards
     legal = np.zeros((count, points + 1), bool)
     eyes = np.zeros((count, points), bool)
@@ -235,6 +238,7 @@ def agreement(
     seed: int = 0,
     pass_prob: float = 0.05,
     komi: float = DEFAULT_KOMI,
+    move_limit: int | None = None,
 ) -> Agreement:
     """:func:`compare_games` over ``games`` games in batches of ``batch`` (seeds
     ``seed``, ``seed + 1``, ...; a batch's JAX functions compile once)."""
@@ -243,6 +247,6 @@ def agreement(
     while done < games:
         count = min(batch, games - done)
         compare_games(count, size, rules, seed + done // batch, pass_prob, komi,
-                      result=result, first_game=done)
+                      move_limit=move_limit, result=result, first_game=done)
         done += count
     return result
