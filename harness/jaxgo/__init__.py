@@ -9,3 +9,7 @@ it), not a rule book of their own.
 Nothing here is imported by ``import harness``: the submodules import JAX,
 which only the JAX backend's users have installed.
 """
+
+# What the device self-play path (harness.jaxgo.search) encodes: a setting
+# checked by configs that must not import JAX to read it.
+DEVICE_ENCODERS = ("agz17",)

@@ -18,6 +18,7 @@ from typing import Any
 from harness.config_io import setting
 from harness.distributed import BackendSettings
 from harness.game.settings import GameSettings
+from harness.jaxgo import DEVICE_ENCODERS
 from harness.nets.names import EXTRA_HEADS
 from harness.search import EvaluatorConfig, MCTSConfig
 from harness.train import OptimizerSettings, RunSettings
@@ -26,6 +27,7 @@ WINDOW_UNITS = ("games", "positions")
 CURRICULUM_CRITERIA = ("gating", "loss", "generation")
 GATE_OPPONENTS = ("best", "start")
 ALGORITHMS = ("alphazero", "policy-gradient")
+SELFPLAY_PATHS = ("host", "device")
 BASELINES = ("value", "mean", "none")
 POOL_SAMPLING = ("uniform", "latest", "recent")
 
@@ -54,10 +56,18 @@ class SelfPlayConfig:
     # harness.devices.GPU_FORWARD_ROWS rows (local backend; a CPU keeps
     # ``parallel``). Off: ``parallel`` everywhere.
     fill_device: bool = True
+    # "host": the numba tree search (harness.search) over any Keras backend.
+    # "device": the whole move, rules, encoder, search (mctx) and network, one
+    # jitted call for ``parallel`` games at once (harness.jaxgo.search), for
+    # Keras's JAX backend on a GPU; what it does not do is refused
+    # (RLSettings._check_device_path).
+    path: str = "host"
 
     def __post_init__(self) -> None:
         if self.games < 1 or self.parallel < 1:
             raise ValueError("selfplay games and parallel must be at least 1")
+        if self.path not in SELFPLAY_PATHS:
+            raise ValueError(f"selfplay path must be one of {SELFPLAY_PATHS}, got {self.path!r}")
         if not 0.0 <= self.start_probability <= 1.0:
             raise ValueError(f"start_probability must be in [0, 1], got {self.start_probability}")
         if self.start_probability > 0 and not self.start_dataset:
@@ -339,6 +349,8 @@ class RLSettings(GameSettings, BackendSettings):
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {self.algorithm!r}")
         if self.algorithm == "policy-gradient":
             self._check_policy_gradient()
+        if self.selfplay.path == "device":
+            self._check_device_path()
         if not 2 <= self.board_size <= 25:
             raise ValueError(f"board_size must be in 2..25, got {self.board_size}")
         if (self.curriculum.enabled and self.curriculum.criterion == "gating"
@@ -348,6 +360,24 @@ class RLSettings(GameSettings, BackendSettings):
             if head not in EXTRA_HEADS:
                 raise ValueError(f"unknown extra head {head!r} (choose from "
                                  f"{', '.join(EXTRA_HEADS)})")
+
+    def _check_device_path(self) -> None:
+        """Refuse what the device search does not do, rather than ignore it."""
+        if self.encoder not in DEVICE_ENCODERS:
+            raise ValueError(f"[selfplay] path = \"device\" encodes {', '.join(DEVICE_ENCODERS)} "
+                             f"only, not {self.encoder!r}")
+        unsupported = [
+            ('algorithm = "policy-gradient" (its games are unsearched)',
+             self.algorithm == "policy-gradient"),
+            ('backend = "ray"', self.backend == "ray"),
+            ("[mcts] resign_threshold", self.mcts.resign_threshold is not None),
+            ("[mcts] overlap", self.mcts.overlap),
+            ("[selfplay] start_probability", self.selfplay.start_probability > 0),
+            ("[evaluator] score_utility", self.evaluator.score_utility > 0),
+        ]
+        for what, used in unsupported:
+            if used:
+                raise ValueError(f"[selfplay] path = \"device\" does not support {what}")
 
     def _check_policy_gradient(self) -> None:
         """Refuse what the policy-gradient loop does not do, rather than ignore it."""
