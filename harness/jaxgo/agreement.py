@@ -20,7 +20,7 @@ from numba import njit
 
 from harness.features.encoders import get_encoder
 from harness.game import board as K
-from harness.game.geometry import EMPTY, geometry
+from harness.game.geometry import BLACK, EMPTY, WHITE, geometry
 from harness.game.position import DEFAULT_KOMI, RULE_NAMES, move_cap
 from harness.jaxgo import rules as R
 from harness.jaxgo.encode import agz17
@@ -120,6 +120,28 @@ def _harness_scores(b, nbr, komi, out):
         out[g] = K.area_score(b, g, nbr, owner) - komi
 
 
+def _state_pairs(got: R.GoState, boards: K.Boards) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """(JAX, numba) arrays of every state kind but the end, game by game."""
+    meta = boards.meta
+    return {
+        "board": (got.board, boards.stones),
+        "hash": (R.join_words(got.hash), boards.hash),
+        "captures": (got.captures, meta[:, [K.CAPS_BLACK, K.CAPS_WHITE]]),
+        "to play": (got.to_play, meta[:, K.TO_PLAY]),
+        "ko point": (got.ko, meta[:, K.KO]),
+    }
+
+
+def _harness_outcome(boards: K.Boards, nbr: np.ndarray, komi: float):
+    """Each game's area score with komi and winner by the harness's rules
+    (``Game.score`` and ``Game.result``; NoGo: the side not to move)."""
+    scores = np.zeros(len(boards.meta))
+    _harness_scores(boards, nbr, komi, scores)
+    by_score = np.where(scores > 0, BLACK, np.where(scores < 0, WHITE, 0))
+    nogo = boards.meta[:, K.RULE] == K.NOGO
+    return scores, np.where(nogo, 3 - boards.meta[:, K.TO_PLAY], by_score)
+
+
 def random_moves(legal: np.ndarray, rng: np.random.Generator, pass_prob: float) -> np.ndarray:
     """One move a game, uniform over the legal points; pass (when legal) with
     probability ``pass_prob`` or when no point is legal."""
@@ -203,27 +225,15 @@ def compare_games(
         move += 1
         result.moves += int(live.sum())
         recent[live] = np.concatenate([recent[live, 1:], boards.stones[live, None]], axis=1)
-        got = jax.device_get(state)
-        pairs = {
-            "board": (got.board, boards.stones),
-            "hash": (R.join_words(got.hash), boards.hash),
-            "captures": (got.captures, meta[:, [K.CAPS_BLACK, K.CAPS_WHITE]]),
-            "to play": (got.to_play, meta[:, K.TO_PLAY]),
-            "ko point": (got.ko, meta[:, K.KO]),
-        }
-        for kind, (theirs, mine) in pairs.items():
+        for kind, (theirs, mine) in _state_pairs(jax.device_get(state), boards).items():
             differs = (theirs != mine).reshape(count, -1).any(axis=1) & live & ~diverged
             diff(kind, differs, move)
 
-    finished = ~diverged
-    scores = np.zeros(count)
-    _harness_scores(boards, geo.neighbours, komi, scores)
-    nogo = boards.meta[:, K.RULE] == K.NOGO
-    go_winner = np.where(scores > 0, 1, np.where(scores < 0, 2, 0))
-    winners = np.where(nogo, 3 - boards.meta[:, K.TO_PLAY], go_winner)
+    scores, winners = _harness_outcome(boards, geo.neighbours, komi)
     got_scores, got_winners = jax.device_get(_outcome(state))
-    diff("score", (got_scores != scores.astype(np.float32)) & ~nogo & finished, move)
-    diff("winner", (got_winners != winners) & finished, move)
+    nogo = boards.meta[:, K.RULE] == K.NOGO
+    diff("score", (got_scores != scores.astype(np.float32)) & ~nogo & ~diverged, move)
+    diff("winner", (got_winners != winners) & ~diverged, move)
     result.games += count
     result.diverged = int(result.diverged + diverged.sum())
     result.seconds += time.perf_counter() - start
