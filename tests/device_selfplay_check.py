@@ -81,6 +81,14 @@ def main(root: Path, search_roots: list[str]) -> dict:
     report.update({rule: games_report(rule) for rule in search_roots})
     if "gumbel" in search_roots:
         report.update(run_report(root))
+    else:  # the slow case also runs the bench that compares the two paths
+        from harness.cli import main as harness
+
+        report["bench_status"] = harness([
+            "bench", "device-selfplay", "--model", "a0.tiny", "--board-size", str(BOARD),
+            "--playouts", "4", "--games", "4", "--root", search_roots[0],
+            "--save", str(root / "bench")])
+        report["bench_rows"] = (root / "bench.csv").read_text().count("\n") - 1
     return report
 
 

@@ -122,3 +122,6 @@ def test_device_selfplay_plays_legal_complete_games_and_trains(root, tmp_path):
     assert games["evaluations"] >= games["moves"]
     if root == "gumbel":
         assert report["run_games"] == report["run_sgfs"] == 3
+    else:
+        assert report["bench_status"] == 0
+        assert report["bench_rows"] == 3  # host, device, bare network
