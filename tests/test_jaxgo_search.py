@@ -3,7 +3,8 @@
 Its move limits must be the harness search's own (the numba
 ``leaves.root_moves`` is the reference, on random positions with passes in
 them), its Gumbel root must spend simulations on the harness's sequential
-halving schedule, and its games, played by a real network on Keras's JAX
+halving schedule, with one network and no noise it must choose the host
+search's moves, and its games, played by a real network on Keras's JAX
 backend, must be legal and complete and train through ``harness rl``.
 """
 
@@ -120,6 +121,14 @@ def test_device_selfplay_plays_legal_complete_games_and_trains(root, tmp_path):
     assert games["target_sums"] == [1.0, 1.0, 1.0]
     assert games["stray_mass"] == 0.0  # no target mass on a move the position forbids
     assert games["evaluations"] >= games["moves"]
+    # Today's host search and the device search, same network, noise off:
+    # the same move at every position, and the same target (Gumbel's to
+    # float rounding; PUCT's visits may differ by one where two children
+    # tie, which the host breaks by the larger prior and mctx by the first).
+    same = report[f"{root}_equivalence"]
+    assert same["positions"] >= 40
+    assert same["same_moves"] == same["positions"]
+    assert same["target_l1"] <= (1e-5 if root == "gumbel" else 2.0 / 16)
     if root == "gumbel":
         assert report["run_games"] == report["run_sgfs"] == 3
     else:

@@ -55,17 +55,15 @@ def play_batch(
         full = mcts.fast_playouts is None or rng.random() < mcts.full_search_prob
         simulations = mcts.playouts if full else mcts.fast_playouts
         key, subkey = jax.random.split(key)
-        weights, values, chosen = search.search(params, state, subkey, simulations)
-        weights, values, chosen = (np.asarray(weights, np.float32), np.asarray(values),
-                                   np.asarray(chosen))
+        root = jax.tree.map(np.asarray, search.search(params, state, subkey, simulations))
         evaluations += count * (simulations + 1)
         played = np.array([len(r.game.moves) for r in records])
-        moves = choose_moves(weights, chosen, played, mcts, rng)
+        moves = choose_moves(root, played, mcts, rng)
         moves = np.where(over, 0, moves)
         for g in np.flatnonzero(~over):
             record = records[g]
-            record.policies.append(weights[g] if full else None)
-            record.root_values.append(float(values[g]))
+            record.policies.append(root.target[g].astype(np.float32) if full else None)
+            record.root_values.append(float(root.value[g]))
             record.full.append(bool(full))
             record.game.play(int(moves[g]))
         state = rules.step(state, jnp.asarray(moves, jnp.int32))

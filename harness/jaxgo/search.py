@@ -18,11 +18,16 @@ The search follows ``[mcts]`` where mctx can, and says where it cannot:
   any argmax or softmax) and a factor 2, so it gets half the ``c_scale``.
   ``minmax`` is mctx's own rescaling.
 - ``root = "puct"``: ``mctx.muzero_policy`` with ``c_puct`` and ``c_base``
-  (the same exploration formula; ``c_base <= 0`` is a constant ``c_puct``)
-  and Dirichlet noise at one alpha for the batch (``noise_alpha``, or
-  ``noise_alpha_total`` over the board's points and pass, where the host path
-  divides by each position's legal moves). mctx values an unvisited child by
-  its parent and siblings, not by the harness's first-play urgency.
+  (the same exploration formula; ``c_base <= 0`` is a constant ``c_puct``),
+  the harness's first-play urgency in place of mctx's default Q transform
+  (:func:`first_play_urgency`: raw Q in [-1, 1], an unvisited child worth
+  the parent's value less ``fpu_reduction`` times the root of the visited
+  prior mass; ``fpu_root_reduction`` at the root), and Dirichlet noise at
+  one alpha for the batch (``noise_alpha``, or ``noise_alpha_total`` over
+  the board's points and pass, where the host path divides by each
+  position's legal moves). Inside the tree ties go to the first move,
+  where the host path prefers the larger prior; the move played follows the
+  host's rule (:func:`choose_moves`).
 - Playout-cap randomisation draws one coin a move for the whole batch (mctx
   searches a batch with one simulation count), so every game still gets a
   full search on ``full_search_prob`` of its moves on average.
@@ -36,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -47,6 +53,7 @@ from harness.jaxgo.moves import search_moves
 from harness.jaxgo.rules import GoState
 from harness.search.config import EvaluatorConfig, MCTSConfig
 from harness.search.evaluator import value_convention
+from harness.search.moves import best_move
 
 NO_PRIOR = -1e9  # the logit of a move the search may not play: finite, so softmax stays defined
 CONSTANT_C_BASE = 1e12  # mctx's c_base that makes log((1 + N + c_base) / c_base) zero
@@ -90,6 +97,18 @@ def network(model, encoder: str = "agz17", value_head: str = "value",
     return apply
 
 
+def first_play_urgency(tree, node_index, *, reduction: float, root_reduction: float):
+    """The children's Q as the host's PUCT reads them (``search.tree.select_child``):
+    a visited child's mean value, an unvisited one the node's own value less
+    ``reduction`` x sqrt(prior mass of the visited children); no rescaling."""
+    visits = tree.children_visits[node_index]
+    prior = jax.nn.softmax(tree.children_prior_logits[node_index])
+    mass = jnp.sum(jnp.where(visits > 0, prior, 0.0))
+    cut = jnp.where(node_index == tree.ROOT_INDEX, root_reduction, reduction)
+    urgency = tree.node_values[node_index] - cut * jnp.sqrt(mass)
+    return jnp.where(visits > 0, tree.qvalues(node_index), urgency)
+
+
 def device_search(model, encoder: str, evaluator: EvaluatorConfig,
                   mcts: MCTSConfig) -> DeviceSearch:
     """The search for ``model``, shared by every model of its architecture.
@@ -106,6 +125,17 @@ def device_search(model, encoder: str, evaluator: EvaluatorConfig,
             network(model, encoder, evaluator.value_head, evaluator.policy_temperature,
                     evaluator.value_convention), mcts)
     return _SEARCHES[key]
+
+
+class RootResult(NamedTuple):
+    """What a search of a batch says at its roots, all (B, P + 1) but the two (B,)."""
+
+    target: jax.Array  # the training target: Gumbel's improved policy, or the visit shares
+    value: jax.Array  # (B,) the root's value for the side to move
+    move: jax.Array  # (B,) Gumbel's own choice (the halving's winner)
+    visits: jax.Array
+    q: jax.Array  # children's mean value, NaN unvisited (ties of the most visited)
+    prior: jax.Array
 
 
 @dataclass(frozen=True)
@@ -145,8 +175,7 @@ class DeviceSearch:
         return output, after
 
     @partial(jax.jit, static_argnums=(0, 4))
-    def search(self, params: Params, state: GoState, key, simulations: int):
-        """(policy target (B, P + 1), root value (B,), the search's own move (B,))."""
+    def search(self, params: Params, state: GoState, key, simulations: int) -> RootResult:
         logits, value, allowed = self._evaluate(params, state)
         root = mctx.RootFnOutput(prior_logits=logits, value=value, embedding=state)
         m = self.mcts
@@ -162,25 +191,37 @@ class DeviceSearch:
         else:
             points = allowed.shape[1]
             alpha = m.noise_alpha if m.noise_alpha is not None else m.noise_alpha_total / points
+            qtransform = partial(
+                first_play_urgency, reduction=m.fpu_reduction,
+                root_reduction=(m.fpu_reduction if m.fpu_root_reduction is None
+                                else m.fpu_root_reduction))
             out = mctx.muzero_policy(
                 params, key, root, self._recurrent, num_simulations=simulations,
-                invalid_actions=~allowed, pb_c_init=m.c_puct,
+                invalid_actions=~allowed, qtransform=qtransform, pb_c_init=m.c_puct,
                 pb_c_base=m.c_base if m.c_base > 0 else CONSTANT_C_BASE,
                 dirichlet_fraction=m.noise_epsilon if m.add_noise else 0.0,
                 dirichlet_alpha=alpha, temperature=0.0)
-        return out.action_weights, out.search_tree.summary().value, out.action
+        summary = out.search_tree.summary()
+        prior = jax.nn.softmax(logits)
+        visits = summary.visit_counts.astype(jnp.float32)
+        return RootResult(out.action_weights, summary.value, out.action, visits,
+                          jnp.where(visits > 0, summary.qvalues, jnp.nan), prior)
 
 
-def choose_moves(weights: np.ndarray, chosen: np.ndarray, moves_played: np.ndarray,
-                 mcts: MCTSConfig, rng: np.random.Generator) -> np.ndarray:
-    """The moves to play: Gumbel's own choice; under PUCT the most visited, or
-    a draw from the visits raised to 1/temperature for each game's first
-    ``temperature_moves`` moves (the host path's rule)."""
+def choose_moves(root: RootResult, moves_played: np.ndarray, mcts: MCTSConfig,
+                 rng: np.random.Generator) -> np.ndarray:
+    """The moves to play (``root``'s fields as numpy arrays): Gumbel's own
+    choice; under PUCT the host path's rule, the most visited move (ties to
+    the higher value, then the higher prior) or, for each game's first
+    ``temperature_moves`` moves, a draw from the visits raised to
+    1/temperature."""
     if mcts.root == "gumbel":
-        return chosen
-    moves = weights.argmax(axis=1)
-    early = np.flatnonzero(moves_played < mcts.temperature_moves)
-    for g in early:
-        p = np.power(weights[g].astype(np.float64), 1.0 / mcts.temperature)
-        moves[g] = rng.choice(len(p), p=p / p.sum())
+        return np.asarray(root.move)
+    moves = np.empty(len(moves_played), np.int64)
+    for g in range(len(moves_played)):
+        if moves_played[g] < mcts.temperature_moves:
+            p = np.power(root.visits[g].astype(np.float64), 1.0 / mcts.temperature)
+            moves[g] = rng.choice(len(p), p=p / p.sum())
+        else:
+            moves[g] = best_move(root.visits[g], root.q[g], root.prior[g])
     return moves
