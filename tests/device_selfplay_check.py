@@ -57,39 +57,17 @@ def games_report(root: str) -> dict:
 
 def equivalence_report(root: str) -> dict:
     """Today's host search plays two games without noise; the device search
-    (same network, same settings) is asked at every position they reached:
-    does it choose the same move, and how far is its target from the host's?"""
-    import jax
-    import numpy as np
+    (same network, same settings) is asked at every position they reached."""
+    import dataclasses
 
     from harness import api
-    from harness.game.position import Game
-    from harness.jaxgo import rules
-    from harness.jaxgo.search import DeviceSearch, choose_moves, model_params, network
-    from harness.search import BatchedSearch, EvaluatorConfig, NetworkEvaluator
+    from harness.jaxgo.equivalence import search_agreement
     from harness.search.config import MCTSConfig
-    from harness.search.game_driver import play_games
 
     model = api.build_model("a0.tiny", BOARD, encoder="agz17")
-    mcts = MCTSConfig(playouts=16, root=root, gumbel_k=8, add_noise=False, reuse_tree=False)
-    evaluator = NetworkEvaluator(model, "agz17", BOARD,
-                                 EvaluatorConfig(batch_size=16, symmetry="none"),
-                                 inference="keras")
-    played = play_games(BatchedSearch(evaluator, mcts, games=2, seed=0), 2, komi=7.0,
-                        seed=0, max_moves=30)
-    search, params = DeviceSearch(network(model), mcts), model_params(model)
-    positions = same = 0
-    distance = 0.0
-    for record in played:
-        game = Game(BOARD, 7.0)
-        for (_, move), target in zip(record.game.moves, record.policies, strict=True):
-            result = jax.tree.map(np.asarray, search.search(
-                params, rules.from_games([game]), jax.random.PRNGKey(0), mcts.playouts))
-            positions += 1
-            same += int(choose_moves(result, np.array([len(game.moves)]), mcts, None)[0]) == move
-            distance = max(distance, float(np.abs(result.target[0] - target).sum()))
-            game.play(move)
-    return {"positions": positions, "same_moves": same, "target_l1": distance}
+    mcts = MCTSConfig(playouts=16, root=root, gumbel_k=8)
+    return dataclasses.asdict(search_agreement(model, mcts, BOARD, games=2, max_moves=30,
+                                               komi=7.0))
 
 
 def run_report(root: Path) -> dict:

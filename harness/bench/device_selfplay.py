@@ -31,6 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--games", type=int, default=128, help="games played at once")
     parser.add_argument("--paths", nargs="+", choices=("host", "device"),
                         default=["host", "device"])
+    parser.add_argument("--agreement", action="store_true",
+                        help="instead of speed: with noise off, does the device search choose "
+                        "the host search's move at every position of --games host games?")
+    parser.add_argument("--max-moves", type=int, default=40,
+                        help="moves of each host game --agreement plays")
     parser.add_argument("--komi", type=float, default=DEFAULT_KOMI)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--save", metavar="STEM", default=None, help="also write STEM.csv/.md")
@@ -103,6 +108,8 @@ def run(args: argparse.Namespace) -> int:
              else nets.build_model(args.model, size, 17, seed=1))
     mcts = MCTSConfig(playouts=args.playouts, root=args.root, add_noise=True,
                       temperature_moves=8 if args.root == "puct" else 0)
+    if args.agreement:
+        return agreement_table(model, mcts, args)
     bare = bare_rate(model, args.games, size)
     rows = []
     for path in args.paths:
@@ -116,3 +123,19 @@ def run(args: argparse.Namespace) -> int:
                  f"{model.name}, {size}x{size}, batch {args.games}, jitted stateless call"))
     print(f"{args.playouts} {args.root} simulations a move, {args.games} games at once")
     return show_table(HEADER, rows, args.save)
+
+
+AGREEMENT_HEADER = ("root", "simulations", "positions", "same move", "target L1 max",
+                    "target L1 median")
+
+
+def agreement_table(model, mcts, args) -> int:
+    from harness.jaxgo.equivalence import search_agreement
+
+    found = search_agreement(model, mcts, args.board_size, games=args.games,
+                             max_moves=args.max_moves, komi=args.komi, seed=args.seed)
+    print(f"{model.name}, {args.board_size}x{args.board_size}, noise off, symmetry off, "
+          f"{args.games} host games of at most {args.max_moves} moves")
+    return show_table(AGREEMENT_HEADER, [(args.root, args.playouts, found.positions,
+                                          found.same_moves, found.target_l1_max,
+                                          found.target_l1_median)], args.save)
