@@ -70,7 +70,8 @@ def equivalence_report(root: str) -> dict:
                                                komi=7.0))
 
 
-def run_report(root: Path) -> dict:
+def one_generation(root: Path, backend: str = "local") -> tuple[int, dict[str, str]]:
+    """One ``harness rl`` generation on the device path: (games, SGF texts by name)."""
     from harness.config_io import from_mapping
     from harness.rl.config import RLConfig
     from harness.rl.run import RLRun
@@ -78,13 +79,28 @@ def run_report(root: Path) -> dict:
     config = from_mapping(RLConfig, {
         "run": "rl", "runs_dir": str(root), "board_size": BOARD, "komi": 7.0,
         "model": "a0.tiny", "encoder": "agz17", "generations": 1, "seed": 3,
+        "backend": backend,
         "mcts": {"playouts": 4, "root": "gumbel", "gumbel_k": 4, "add_noise": True},
-        "selfplay": {"games": 3, "parallel": 2, "path": "device"},
+        "selfplay": {"games": 4, "parallel": 2, "unit_games": 2, "path": "device",
+                     "workers": 2},
         "train": {"steps": 2, "batch_size": 8}, "window": {"initial": 2},
     }, "device_selfplay_check")
     state = RLRun(config, log=lambda _: None).run()
-    return {"run_games": state.games_total,
-            "run_sgfs": len(list((root / "rl").rglob("*.sgf")))}
+    return state.games_total, {p.name: p.read_text() for p in sorted((root / "rl").rglob("*.sgf"))}
+
+
+def run_report(root: Path) -> dict:
+    games, sgfs = one_generation(root)
+    return {"run_games": games, "run_sgfs": len(sgfs)}
+
+
+def ray_report(root: Path) -> dict:
+    """The same generation locally and on two Ray actors, each playing its
+    units on its own device path: the same games, SGF for SGF?"""
+    games, local = one_generation(root / "local")
+    ray_games, ray = one_generation(root / "ray", "ray")
+    return {"ray_games": ray_games, "local_games": games, "ray_sgfs_equal": local == ray,
+            "ray_sgfs": len(ray)}
 
 
 def main(root: Path, search_roots: list[str]) -> dict:
@@ -97,8 +113,10 @@ def main(root: Path, search_roots: list[str]) -> dict:
     report.update({f"{rule}_equivalence": equivalence_report(rule) for rule in search_roots})
     if "gumbel" in search_roots:
         report.update(run_report(root))
-    else:  # the slow case also runs the bench that compares the two paths
+    else:  # the slow case also runs Ray actors and the bench that compares the paths
         from harness.cli import main as harness
+
+        report.update(ray_report(root))
 
         report["bench_status"] = harness([
             "bench", "device-selfplay", "--model", "a0.tiny", "--board-size", str(BOARD),

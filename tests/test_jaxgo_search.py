@@ -99,7 +99,6 @@ def test_the_device_path_refuses_what_it_does_not_do():
     assert device_config().selfplay.path == "device"
     for changes, words in [({"encoder": "cazenave21"}, "encodes agz17 only"),
                            ({"mcts": {"resign_threshold": -0.9}}, "resign_threshold"),
-                           ({"backend": "ray"}, 'backend = "ray"'),
                            ({"selfplay": {"path": "gpu"}}, "path must be one of")]:
         with pytest.raises(Exception, match=words):
             device_config(**changes)
@@ -130,7 +129,10 @@ def test_device_selfplay_plays_legal_complete_games_and_trains(root, tmp_path):
     assert same["same_moves"] == same["positions"]
     assert same["target_l1_max"] <= (1e-5 if root == "gumbel" else 2.0 / 16)
     if root == "gumbel":
-        assert report["run_games"] == report["run_sgfs"] == 3
+        assert report["run_games"] == report["run_sgfs"] == 4
     else:
+        # Two Ray actors, each on its own device path, commit the local run's games.
+        assert report["ray_games"] == report["local_games"] == report["ray_sgfs"] == 4
+        assert report["ray_sgfs_equal"]
         assert report["bench_status"] == 0
         assert report["bench_rows"] == 3  # host, device, bare network

@@ -46,6 +46,10 @@ class SelfPlayConfig:
     # on Ray. Set it to make local and Ray runs play the same games.
     unit_games: int = 0
     workers: int = setting(0, "Ray self-play actors (0: one per CPU of the cluster)")
+    # GPUs each Ray self-play actor reserves: 1 gives every actor a card of its
+    # own (Ray sets its CUDA_VISIBLE_DEVICES), with path = "device" the way to
+    # fill a machine's GPUs (docs/cluster.md). 0: actors use what they see.
+    worker_gpus: float = 0.0
     # A share of games starts from the first moves of a dataset's games
     # (harness.rl.openings): probability, and the range of moves replayed.
     start_dataset: str = ""
@@ -66,6 +70,8 @@ class SelfPlayConfig:
     def __post_init__(self) -> None:
         if self.games < 1 or self.parallel < 1:
             raise ValueError("selfplay games and parallel must be at least 1")
+        if self.worker_gpus < 0:
+            raise ValueError(f"selfplay worker_gpus must be >= 0, got {self.worker_gpus}")
         if self.path not in SELFPLAY_PATHS:
             raise ValueError(f"selfplay path must be one of {SELFPLAY_PATHS}, got {self.path!r}")
         if not 0.0 <= self.start_probability <= 1.0:
@@ -369,7 +375,6 @@ class RLSettings(GameSettings, BackendSettings):
         unsupported = [
             ('algorithm = "policy-gradient" (its games are unsearched)',
              self.algorithm == "policy-gradient"),
-            ('backend = "ray"', self.backend == "ray"),
             ("[mcts] resign_threshold", self.mcts.resign_threshold is not None),
             ("[mcts] overlap", self.mcts.overlap),
             ("[selfplay] start_probability", self.selfplay.start_probability > 0),
