@@ -20,7 +20,7 @@ PACKAGE = ROOT / "harness"
 CHAIN = (
     "stats", "files", "figures", "config_io", "metrics", "console", "cpu", "devices", "devdata",
     "distributed",
-    "game", "sgf", "features", "data", "nets", "train", "search", "players", "gtp",
+    "game", "sgf", "features", "data", "nets", "train", "search", "jaxgo", "players", "gtp",
     "arena", "rl", "bench", "report", "frontier", "suite", "api", "commands", "__init__", "cli",
     "__main__",
 )

@@ -6,7 +6,7 @@ import argparse
 import importlib
 
 HELP = ("measure speed and print a table (rules, ingest, pipeline, models, runtime, layers, "
-        "selfplay, distributed, learning)")
+        "selfplay, distributed, learning, jaxgo-rules, device-selfplay)")
 
 # (kind, module): each module has HELP, add_arguments(parser), run(args) -> int.
 KINDS: tuple[tuple[str, str], ...] = (
@@ -20,9 +20,12 @@ KINDS: tuple[tuple[str, str], ...] = (
     ("selfplay", "harness.bench.selfplay"),
     ("distributed", "harness.bench.distributed"),
     ("learning", "harness.bench.learning"),
+    ("jaxgo-rules", "harness.bench.jaxgo_rules"),
+    ("device-selfplay", "harness.bench.device_selfplay"),
 )
 # The kinds that run networks, whose numbers depend on the Keras backend and device.
-ON_DEVICE = frozenset({"models", "runtime", "layers", "selfplay", "distributed", "learning"})
+ON_DEVICE = frozenset({"models", "runtime", "layers", "selfplay", "distributed", "learning",
+                       "device-selfplay"})
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

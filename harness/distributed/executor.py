@@ -18,18 +18,20 @@ from harness.distributed.pool import RayPool, WorkerPool
 @contextlib.contextmanager
 def worker_pool(worker_class: type, args: tuple, size: int, *, backend: str = "local",
                 ray_address: str = "", start_method: str = "spawn", at_most: int = 0,
-                max_replays: int = 3) -> Iterator[WorkerPool]:
+                max_replays: int = 3, gpus_each: float = 0) -> Iterator[WorkerPool]:
     """``size`` workers of ``worker_class(*args)`` (0: one per CPU, of the cluster on
     Ray), and no more than ``at_most`` when it is set (the items there are to run).
 
     ``start_method`` is for local processes: ``fork`` when the workers need
     nothing the parent's threads could hold, ``spawn`` for TensorFlow.
+    ``gpus_each``: the GPUs each Ray actor reserves (local workers share the
+    parent's devices).
     """
     check_backend(backend)
     if backend == "ray":
         with ray_session(ray_address, cpus=size) as ray, RayPool(
             ray, worker_class, args, _capped(size or cluster_cpus(ray), at_most),
-            max_replays=max_replays,
+            num_gpus=gpus_each, max_replays=max_replays,
         ) as pool:
             yield pool
         return

@@ -195,12 +195,15 @@ class WorkerPool:
 
 
 class RayPool(WorkerPool):
-    """Workers as Ray actors (``num_cpus`` each) of a running Ray session."""
+    """Workers as Ray actors (``num_cpus`` and ``num_gpus`` each) of a running Ray
+    session; Ray gives an actor that reserves a GPU its own ``CUDA_VISIBLE_DEVICES``."""
 
     def __init__(self, ray: ModuleType, worker_class: type, args: tuple, size: int, *,
-                 num_cpus: float = 1, depth: int = 1, max_replays: int = 3):
+                 num_cpus: float = 1, num_gpus: float = 0, depth: int = 1,
+                 max_replays: int = 3):
         self.ray = ray
-        self._remote = ray.remote(num_cpus=num_cpus, max_restarts=0)(worker_class)
+        self._remote = ray.remote(num_cpus=num_cpus, num_gpus=num_gpus,
+                                  max_restarts=0)(worker_class)
         super().__init__(worker_class, args, size, depth=depth, max_replays=max_replays)
 
     @property

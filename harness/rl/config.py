@@ -18,6 +18,7 @@ from typing import Any
 from harness.config_io import setting
 from harness.distributed import BackendSettings
 from harness.game.settings import GameSettings
+from harness.jaxgo import DEVICE_ENCODERS
 from harness.nets.names import EXTRA_HEADS
 from harness.search import EvaluatorConfig, MCTSConfig
 from harness.train import OptimizerSettings, RunSettings
@@ -26,6 +27,7 @@ WINDOW_UNITS = ("games", "positions")
 CURRICULUM_CRITERIA = ("gating", "loss", "generation")
 GATE_OPPONENTS = ("best", "start")
 ALGORITHMS = ("alphazero", "policy-gradient")
+SELFPLAY_PATHS = ("host", "device")
 BASELINES = ("value", "mean", "none")
 POOL_SAMPLING = ("uniform", "latest", "recent")
 
@@ -44,6 +46,10 @@ class SelfPlayConfig:
     # on Ray. Set it to make local and Ray runs play the same games.
     unit_games: int = 0
     workers: int = setting(0, "Ray self-play actors (0: one per CPU of the cluster)")
+    # GPUs each Ray self-play actor reserves: 1 gives every actor a card of its
+    # own (Ray sets its CUDA_VISIBLE_DEVICES), with path = "device" the way to
+    # fill a machine's GPUs (docs/cluster.md). 0: actors use what they see.
+    worker_gpus: float = 0.0
     # A share of games starts from the first moves of a dataset's games
     # (harness.rl.openings): probability, and the range of moves replayed.
     start_dataset: str = ""
@@ -54,10 +60,20 @@ class SelfPlayConfig:
     # harness.devices.GPU_FORWARD_ROWS rows (local backend; a CPU keeps
     # ``parallel``). Off: ``parallel`` everywhere.
     fill_device: bool = True
+    # "host": the numba tree search (harness.search) over any Keras backend.
+    # "device": the whole move, rules, encoder, search (mctx) and network, one
+    # jitted call for ``parallel`` games at once (harness.jaxgo.search), for
+    # Keras's JAX backend on a GPU; what it does not do is refused
+    # (RLSettings._check_device_path).
+    path: str = "host"
 
     def __post_init__(self) -> None:
         if self.games < 1 or self.parallel < 1:
             raise ValueError("selfplay games and parallel must be at least 1")
+        if self.worker_gpus < 0:
+            raise ValueError(f"selfplay worker_gpus must be >= 0, got {self.worker_gpus}")
+        if self.path not in SELFPLAY_PATHS:
+            raise ValueError(f"selfplay path must be one of {SELFPLAY_PATHS}, got {self.path!r}")
         if not 0.0 <= self.start_probability <= 1.0:
             raise ValueError(f"start_probability must be in [0, 1], got {self.start_probability}")
         if self.start_probability > 0 and not self.start_dataset:
@@ -339,6 +355,8 @@ class RLSettings(GameSettings, BackendSettings):
             raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {self.algorithm!r}")
         if self.algorithm == "policy-gradient":
             self._check_policy_gradient()
+        if self.selfplay.path == "device":
+            self._check_device_path()
         if not 2 <= self.board_size <= 25:
             raise ValueError(f"board_size must be in 2..25, got {self.board_size}")
         if (self.curriculum.enabled and self.curriculum.criterion == "gating"
@@ -348,6 +366,23 @@ class RLSettings(GameSettings, BackendSettings):
             if head not in EXTRA_HEADS:
                 raise ValueError(f"unknown extra head {head!r} (choose from "
                                  f"{', '.join(EXTRA_HEADS)})")
+
+    def _check_device_path(self) -> None:
+        """Refuse what the device search does not do, rather than ignore it."""
+        if self.encoder not in DEVICE_ENCODERS:
+            raise ValueError(f"[selfplay] path = \"device\" encodes {', '.join(DEVICE_ENCODERS)} "
+                             f"only, not {self.encoder!r}")
+        unsupported = [
+            ('algorithm = "policy-gradient" (its games are unsearched)',
+             self.algorithm == "policy-gradient"),
+            ("[mcts] resign_threshold", self.mcts.resign_threshold is not None),
+            ("[mcts] overlap", self.mcts.overlap),
+            ("[selfplay] start_probability", self.selfplay.start_probability > 0),
+            ("[evaluator] score_utility", self.evaluator.score_utility > 0),
+        ]
+        for what, used in unsupported:
+            if used:
+                raise ValueError(f"[selfplay] path = \"device\" does not support {what}")
 
     def _check_policy_gradient(self) -> None:
         """Refuse what the policy-gradient loop does not do, rather than ignore it."""

@@ -7,7 +7,10 @@ whole units of games (:class:`harness.rl.selfplay.Unit`) with
 The network of a generation goes into the object store once (the bytes of
 its ``.keras`` checkpoint, loaded with ``safe_mode``); a worker loads it when
 its name changes, and only copies the weights when the architecture is the
-one it already has, so the traced graph is kept.
+one it already has, so the traced graph is kept. With ``[selfplay] path =
+"device"`` a worker plays its units with the device search instead
+(:func:`harness.rl.selfplay.play_on_device`), on the GPU that ``[selfplay]
+worker_gpus`` reserves for it.
 
 The driver commits the finished games in game order (the replay buffer's
 parts are numbered without gaps), so a killed run resumes as a local one
@@ -56,6 +59,8 @@ class SelfPlayWorker:
             os.unlink(tmp)
         if self.model is not None and _architecture(model) == _architecture(self.model):
             self.model.set_weights(model.get_weights())
+        elif self.config.selfplay.path == "device":
+            self.model = model  # the device search reads the model itself
         else:
             from harness.search import NetworkEvaluator
 
@@ -66,10 +71,19 @@ class SelfPlayWorker:
 
     def play(self, net: dict, unit) -> tuple[list, int]:
         """(finished game records in the order they ended, network evaluations)."""
-        from harness.rl.selfplay import play_unit, unit_search
+        from harness.rl.selfplay import play_on_device, play_unit, unit_search
 
         self._use(net)
         records: list = []
+        if self.config.selfplay.path == "device":
+            spent = [0]
+
+            def keep(number: int, record, evaluations: int) -> None:
+                records.append(record)
+                spent[0] = evaluations
+
+            play_on_device(self.model, self.config, [unit], keep)
+            return records, spent[0]
         search = unit_search(self.evaluator, self.config, unit)
         play_unit(search, unit.count, self.config, unit.seed, records.append)
         return records, int(search.evaluations)
@@ -98,7 +112,7 @@ class SelfPlayActors:
             return
         self._pool = self._stack.enter_context(worker_pool(
             SelfPlayWorker, (self.config,), self.config.selfplay.workers, backend="ray",
-            ray_address=self.config.ray_address))
+            ray_address=self.config.ray_address, gpus_each=self.config.selfplay.worker_gpus))
         self._ray = self._pool.ray
 
     @property

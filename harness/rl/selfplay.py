@@ -166,6 +166,10 @@ def play_generation(
             commit(number, record, evaluations)
         return progress
 
+    if config.selfplay.path == "device":
+        play_on_device(evaluator.model, config, units, commit)
+        return progress
+
     finished_evals = 0
     for unit in units:
         search = unit_search(evaluator, config, unit)
@@ -178,6 +182,33 @@ def play_generation(
         play_unit(search, unit.count, config, unit.seed, on_record)
         finished_evals += search.evaluations
     return progress
+
+
+def play_on_device(model, config: RLConfig, units: list[Unit], commit) -> None:
+    """The units' games searched on the device (``[selfplay] path = "device"``),
+    ``parallel`` at a time, each batch seeded by its first game so that a
+    resumed generation plays the games it would have."""
+    import keras
+
+    if keras.backend.backend() != "jax":
+        raise ValueError('[selfplay] path = "device" needs Keras\'s JAX backend '
+                         f'(keras_backend = "jax"), not {keras.backend.backend()}')
+    from harness.jaxgo.games import play_batch
+    from harness.jaxgo.search import device_search, model_params
+
+    search = device_search(model, config.encoder, config.evaluator, config.mcts)
+    params = model_params(model)
+    evaluations = 0
+    for unit in units:
+        for first in range(unit.first, unit.first + unit.count, config.selfplay.parallel):
+            count = min(config.selfplay.parallel, unit.first + unit.count - first)
+            records, spent = play_batch(
+                search, params, count, config.board_size, komi=config.komi,
+                rules_name=config.rules, max_moves=config.selfplay.max_moves,
+                seed=derive_seed(unit.seed, first))
+            for number, record in enumerate(records, start=first):
+                evaluations += spent if number == first else 0
+                commit(number, record, evaluations)
 
 
 def play_unit(search, count: int, config: RLConfig, seed: int, commit) -> None:
