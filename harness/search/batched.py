@@ -24,6 +24,12 @@ the evaluator ``threads = 1``). Each tree is searched as it would be alone,
 but the two groups reach the evaluator's shared cache and random symmetries
 in whichever order the threads arrive, so overlapped self-play is not
 bit-for-bit reproducible from its seed.
+
+With ``config.host_threads`` above one, each group's tree work (gathering
+leaves, expanding and backing them up) is spread over that many threads,
+each on a contiguous share of the group's slots (:mod:`harness.search.shares`).
+That changes nothing but the host's time: the shares' leaves are packed in
+slot order, so the evaluator sees the batch a single thread would build.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -43,6 +50,14 @@ from harness.search.evaluator import Evaluator
 from harness.search.gumbel import sample_noise
 from harness.search.leaves import PASS_RULES, history_rows, root_moves
 from harness.search.moves import SearchResult, choose_full_search, dirichlet_alpha
+from harness.search.shares import (
+    HostThreads,
+    Share,
+    board_range,
+    leaf_range,
+    pack,
+    split_group,
+)
 from harness.search.step import (
     Leaves,
     conclude,
@@ -118,15 +133,22 @@ class BatchedSearch:
         self.tree = T.new_tree(self.games, 1)
         self._spare = T.new_tree(1, 1)
         self._order = np.zeros(1, np.int32)
-        # Slot groups: one, or two halves that take turns on the network.
+        # Slot groups: one, or two halves that take turns on the network; each
+        # group's tree work in shares, one per host thread.
         halves = 2 if self.config.overlap and self.games >= 2 else 1
+        bounds = [-(-h * self.games // halves) for h in range(halves + 1)]
         self._groups = [np.arange(self.games) * halves // self.games == h for h in range(halves)]
+        self._shares = [
+            split_group(first, stop, self.config.host_threads, self.games, self.per_game,
+                        self.points)
+            for first, stop in pairwise(bounds)
+        ]
+        self._packed: list[list[tuple[int, int]]] = [[] for _ in range(halves)]
+        self._host = HostThreads(self.config.host_threads)
         self._group_leaves: list[Leaves] = [
             new_leaves(int(group.sum()) * self.per_game, 2, self.history, self.points)
             for group in self._groups
         ]
-        # Each group's gather may run beside the other's: its own rules scratch.
-        self._group_work = [K.new_work(self.points) for _ in self._groups]
         self._inflight: list[Future | None] = [None] * halves
         self._worker = ThreadPoolExecutor(halves, "search-eval") if halves > 1 else None
         self._ensure_room(self.config.max_playouts)
@@ -332,14 +354,28 @@ class BatchedSearch:
         return done
 
     def _gather(self, group: int) -> int:
-        """Collect the group's leaves into its buffer; returns how many need the network."""
-        s = self.slots._replace(active=self._group_active(group))
-        if not s.active.any():
+        """Collect the group's leaves into its buffer, share by share on the
+        host threads, packed in slot order; returns how many need the network."""
+        self._packed[group] = []
+        if not self._group_active(group).any():
             return 0
+        leaves, shares = self._group_leaves[group], self._shares[group]
+        counts = self._host.map(lambda share: self._gather_share(leaves, share), shares)
+        self._packed[group] = pack(leaves, shares, counts)
+        return self._packed[group][-1][1]
+
+    def _gather_share(self, leaves: Leaves, share: Share) -> int:
+        """One share's leaves into its stretch of ``leaves`` (and of the
+        scratch boards): it may run beside the other shares' gathers."""
+        active = self.slots.active & share.slots
+        if not active.any():
+            return 0
+        scratch = share.first * self.per_game
         return gather(
-            self.tree, s, self.roots, self.root_rows, self.scratch,
-            self._group_leaves[group], self.params, self.per_game, self._geo,
-            self._group_work[group],
+            self.tree, self.slots._replace(active=active), self.roots, self.root_rows,
+            board_range(self.scratch, scratch, scratch + share.capacity),
+            leaf_range(leaves, share.offset, share.offset + share.capacity),
+            self.params, self.per_game, self._geo, share.work,
         )
 
     def _group_active(self, group: int) -> np.ndarray:
@@ -363,8 +399,14 @@ class BatchedSearch:
         can finish searches too: terminal leaves are backed up while gathering)."""
         if n:
             policy, value = outputs
-            finish(self.tree, self.slots, self._group_leaves[group], n, policy, value,
-                   self.params)
+            leaves = self._group_leaves[group]
+
+            def expand(packed: tuple[int, int]) -> None:
+                start, stop = packed
+                finish(self.tree, self.slots, leaf_range(leaves, start, stop), stop - start,
+                       policy[start:stop], value[start:stop], self.params)
+
+            self._host.map(expand, [r for r in self._packed[group] if r[1] > r[0]])
             self.evaluations += n
         for g in reached_target(self.tree, self.slots, self._group_active(group)):
             self._done.append((int(g), self._finish_slot(int(g))))
@@ -383,12 +425,13 @@ class BatchedSearch:
             self._land_inflight(group)
 
     def close(self) -> None:
-        """Land what is in flight and stop the evaluation thread; later steps
-        evaluate on the calling thread."""
+        """Land what is in flight and stop the evaluation and host threads;
+        later steps run on the calling thread alone."""
         self.drain()
         if self._worker is not None:
             self._worker.shutdown()
             self._worker = None
+        self._host.close()
 
     def _finish_slot(self, g: int) -> SearchResult:
         moves = self.points + 1
