@@ -50,14 +50,7 @@ from harness.search.evaluator import Evaluator
 from harness.search.gumbel import sample_noise
 from harness.search.leaves import PASS_RULES, history_rows, root_moves
 from harness.search.moves import SearchResult, choose_full_search, dirichlet_alpha
-from harness.search.shares import (
-    HostThreads,
-    Share,
-    board_range,
-    leaf_range,
-    pack,
-    split_group,
-)
+from harness.search.shares import HostThreads, Share, pack, split_group
 from harness.search.step import (
     Leaves,
     conclude,
@@ -366,17 +359,17 @@ class BatchedSearch:
 
     def _gather_share(self, leaves: Leaves, share: Share) -> int:
         """One share's leaves into its stretch of ``leaves`` (and of the
-        scratch boards): it may run beside the other shares' gathers."""
+        scratch boards); returns how many. It may run beside the other
+        shares' gathers."""
         active = self.slots.active & share.slots
         if not active.any():
             return 0
-        scratch = share.first * self.per_game
-        return gather(
+        stop = gather(
             self.tree, self.slots._replace(active=active), self.roots, self.root_rows,
-            board_range(self.scratch, scratch, scratch + share.capacity),
-            leaf_range(leaves, share.offset, share.offset + share.capacity),
+            self.scratch, leaves, share.offset, share.offset + share.capacity,
             self.params, self.per_game, self._geo, share.work,
         )
+        return stop - share.offset
 
     def _group_active(self, group: int) -> np.ndarray:
         """The searching slots of ``group`` (all of them when there is one group)."""
@@ -402,9 +395,7 @@ class BatchedSearch:
             leaves = self._group_leaves[group]
 
             def expand(packed: tuple[int, int]) -> None:
-                start, stop = packed
-                finish(self.tree, self.slots, leaf_range(leaves, start, stop), stop - start,
-                       policy[start:stop], value[start:stop], self.params)
+                finish(self.tree, self.slots, leaves, *packed, policy, value, self.params)
 
             self._host.map(expand, [r for r in self._packed[group] if r[1] > r[0]])
             self.evaluations += n

@@ -12,6 +12,10 @@ evaluator sees the same positions in the same order (same cache hits, same
 random symmetries): a search with any number of host threads is the same
 search, bit for bit. Expansion and backup then run per share on the packed
 leaves, which lie in one range per share because shares own whole games.
+
+The kernels take index ranges, not array views: numba's dispatch of a call
+(typing some forty arrays, under the GIL) already costs tens of
+microseconds, and views would add to it on every step.
 """
 
 from __future__ import annotations
@@ -33,7 +37,6 @@ class Share(NamedTuple):
     """Contiguous slots whose tree work one thread does."""
 
     slots: np.ndarray  # bool (G,): the share's slots
-    first: int  # its first slot
     offset: int  # its first leaf in the group's leaf buffer
     capacity: int  # leaves it may gather in a step (slots x leaves per game)
     work: K.Work  # its own rules scratch
@@ -47,19 +50,9 @@ def split_group(first: int, stop: int, threads: int, games: int, per_game: int,
     for part in np.array_split(np.arange(first, stop), min(threads, stop - first)):
         slots = np.zeros(games, np.bool_)
         slots[part] = True
-        shares.append(Share(slots, int(part[0]), int(part[0] - first) * per_game,
+        shares.append(Share(slots, int(part[0] - first) * per_game,
                             part.size * per_game, K.new_work(points)))
     return shares
-
-
-def leaf_range(leaves: Leaves, start: int, stop: int) -> Leaves:
-    """Leaves ``start..stop - 1`` as views (the kernels write through them)."""
-    return Leaves(*(field[start:stop] for field in leaves))
-
-
-def board_range(boards: K.Boards, start: int, stop: int) -> K.Boards:
-    """Board slots ``start..stop - 1`` as views."""
-    return K.Boards(*(field[start:stop] for field in boards))
 
 
 def pack(leaves: Leaves, shares: Sequence[Share], counts: Sequence[int]) -> list[tuple[int, int]]:
