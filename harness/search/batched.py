@@ -25,9 +25,10 @@ but the two groups reach the evaluator's shared cache and random symmetries
 in whichever order the threads arrive, so overlapped self-play is not
 bit-for-bit reproducible from its seed.
 
-With ``config.host_threads`` above one, each group's tree work (gathering
-leaves, expanding and backing them up) is spread over that many threads,
-each on a contiguous share of the group's slots (:mod:`harness.search.shares`).
+With ``config.host_threads`` above one, each group's gathering of leaves
+(the descents, each leaf's position and legal moves) is spread over that
+many threads, each on a contiguous share of the group's slots
+(:mod:`harness.search.shares`).
 That changes nothing but the host's time: the shares' leaves are packed in
 slot order, so the evaluator sees the batch a single thread would build.
 """
@@ -136,7 +137,6 @@ class BatchedSearch:
                         self.points)
             for first, stop in pairwise(bounds)
         ]
-        self._packed: list[list[tuple[int, int]]] = [[] for _ in range(halves)]
         self._host = HostThreads(self.config.host_threads)
         self._group_leaves: list[Leaves] = [
             new_leaves(int(group.sum()) * self.per_game, 2, self.history, self.points)
@@ -349,13 +349,11 @@ class BatchedSearch:
     def _gather(self, group: int) -> int:
         """Collect the group's leaves into its buffer, share by share on the
         host threads, packed in slot order; returns how many need the network."""
-        self._packed[group] = []
         if not self._group_active(group).any():
             return 0
         leaves, shares = self._group_leaves[group], self._shares[group]
         counts = self._host.map(lambda share: self._gather_share(leaves, share), shares)
-        self._packed[group] = pack(leaves, shares, counts)
-        return self._packed[group][-1][1]
+        return pack(leaves, shares, counts)
 
     def _gather_share(self, leaves: Leaves, share: Share) -> int:
         """One share's leaves into its stretch of ``leaves`` (and of the
@@ -391,13 +389,12 @@ class BatchedSearch:
         the group's searches that reached their target (a step without leaves
         can finish searches too: terminal leaves are backed up while gathering)."""
         if n:
+            # On the calling thread: expansion and backup cost a few
+            # microseconds a leaf, less than handing half of them to another
+            # thread (docs/results.md, issue #63 item 2).
             policy, value = outputs
-            leaves = self._group_leaves[group]
-
-            def expand(packed: tuple[int, int]) -> None:
-                finish(self.tree, self.slots, leaves, *packed, policy, value, self.params)
-
-            self._host.map(expand, [r for r in self._packed[group] if r[1] > r[0]])
+            finish(self.tree, self.slots, self._group_leaves[group], 0, n, policy, value,
+                   self.params)
             self.evaluations += n
         for g in reached_target(self.tree, self.slots, self._group_active(group)):
             self._done.append((int(g), self._finish_slot(int(g))))

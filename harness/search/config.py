@@ -108,11 +108,12 @@ class MCTSConfig:
     # gathers the other's. Each group still searches exactly as it would
     # alone; only the order of the steps changes.
     overlap: bool = False
-    # Threads that do a step's tree work (gather leaves, expand and back them
-    # up), each on its own contiguous share of a slot group's games
-    # (harness.search.shares). The shares' leaves are packed in slot order,
-    # so the evaluator sees the batch one thread builds and the search is
-    # the same, bit for bit, for any count; only the host's time changes.
+    # Threads that gather a step's leaves (descents, leaf positions, legal
+    # moves: most of the search's own work), each on its own contiguous
+    # share of a slot group's games (harness.search.shares). The shares'
+    # leaves are packed in slot order, so the evaluator sees the batch one
+    # thread builds and the search is the same, bit for bit, for any count;
+    # only the host's time changes.
     host_threads: int = 1
 
     def __post_init__(self) -> None:
