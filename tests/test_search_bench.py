@@ -10,6 +10,21 @@ import pytest
 pytest.importorskip("keras")
 
 
+def recorded_searches(monkeypatch) -> list:
+    """The searches the bench builds from now on (the real class, remembered)."""
+    import harness.search
+
+    searches = []
+
+    class RecordedSearch(harness.search.BatchedSearch):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            searches.append(self)
+
+    monkeypatch.setattr(harness.search, "BatchedSearch", RecordedSearch)
+    return searches
+
+
 def test_bench_selfplay_prints_every_figure(tmp_path, capsys):
     from harness.bench import selfplay
 
@@ -34,17 +49,9 @@ def test_bench_selfplay_prints_every_figure(tmp_path, capsys):
 
 @pytest.mark.parametrize("flag", [False, True])
 def test_bench_selfplay_fill_eyes_reaches_the_search(flag, monkeypatch, capsys):
-    import harness.search
     from harness.bench import selfplay
 
-    searches = []
-
-    class RecordedSearch(harness.search.BatchedSearch):  # the real search, remembered
-        def __init__(self, *args, **kwargs):
-            super().__init__(*args, **kwargs)
-            searches.append(self)
-
-    monkeypatch.setattr(harness.search, "BatchedSearch", RecordedSearch)
+    searches = recorded_searches(monkeypatch)
     parser = argparse.ArgumentParser()
     selfplay.add_arguments(parser)
     args = parser.parse_args([
@@ -63,3 +70,21 @@ def test_bench_selfplay_reports_a_bad_model_in_one_line(capsys):
     assert main(["bench", "selfplay", "--model", "missing.keras"]) == 2
     first = capsys.readouterr().err.strip().splitlines()[0]
     assert first == "harness bench selfplay: missing.keras: no such model file"
+
+
+def test_bench_selfplay_times_the_search_alone_with_an_oracle(monkeypatch, capsys):
+    from harness.bench import selfplay
+
+    searches = recorded_searches(monkeypatch)
+    parser = argparse.ArgumentParser()
+    selfplay.add_arguments(parser)
+    args = parser.parse_args([
+        "--oracle", "--host-threads", "2", "--board-size", "5", "--playouts", "4",
+        "--games", "4", "--seconds", "1", "--uct-seconds", "0",
+    ])
+    assert selfplay.run(args) == 0
+    table = capsys.readouterr().out
+    assert [type(s.evaluator).__name__ for s in searches] == ["OracleEvaluator"]
+    assert [s.config.host_threads for s in searches] == [2]
+    assert "oracle share of self-play" in table and "2 host threads" in table
+    assert "bare model" not in table

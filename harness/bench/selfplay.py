@@ -8,6 +8,11 @@ UCT random-playout simulations per second. The bare model is timed in short
 bursts between self-play moves so that both rates see the same machine load;
 the table says how many games the game rate rests on (games that finish
 within a short run are the short ones: run for several game lengths).
+
+``--oracle`` plays with a rules-based evaluator (uniform priors, material
+value: a few microseconds a position) instead of the network, so the time
+per move is the search's own work, the host's share of self-play; with
+``--host-threads`` it shows how that share shrinks as threads are added.
 """
 
 from __future__ import annotations
@@ -47,6 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", type=int, default=0, help="evaluation cache entries")
     parser.add_argument("--symmetry", default="random", help="random, none or 0..7")
     parser.add_argument("--forward", default="function", choices=("function", "predict_on_batch"))
+    parser.add_argument("--oracle", action="store_true",
+                        help="evaluate with a rules-based oracle instead of the network: "
+                        "times the search's own work per move (--model is not used)")
+    parser.add_argument("--host-threads", type=int, default=MCTSConfig.host_threads,
+                        help="threads for each step's tree work ([mcts] host_threads)")
     parser.add_argument("--overlap", action="store_true",
                         help="overlap tree work with the network ([mcts] overlap)")
     parser.add_argument("--fill-eyes", action="store_true",
@@ -106,7 +116,7 @@ class _Interleaved:
 
     def __call__(self, slot, record) -> None:
         now = time.perf_counter()
-        if now - self.last >= self.every:
+        if self.bare is not None and now - self.last >= self.every:
             self.search.drain()  # the burst must not share the network with an evaluation
             positions, seconds = self.evaluator.positions, self.evaluator.seconds
             n, t = bare_rate(self.bare, self.batch, self.burst)
@@ -119,16 +129,19 @@ class _Interleaved:
                              self.evaluator.positions, self.evaluator.seconds))
 
 
-def measure(args: argparse.Namespace) -> list[tuple]:
+def _evaluators(args: argparse.Namespace, batch: int):
+    """(the search's evaluator, the bare network to time beside it or None,
+    a name for the table)."""
     from harness.features import get_encoder
-    from harness.search import BatchedSearch, EvaluatorConfig, NetworkEvaluator
-    from harness.search.game_driver import play_games
+    from harness.search import EvaluatorConfig, NetworkEvaluator
+    from harness.search.oracle import OracleEvaluator
 
     size = args.board_size
     encoder = get_encoder(args.encoder)
+    if args.oracle:  # the encoder's history, so leaves carry the rows a network reads
+        oracle = OracleEvaluator(size, history=encoder.history, komi=args.komi)
+        return oracle, None, f"oracle {size}x{size} (uniform priors, material value)"
     model = _load_model(args.model, size, encoder.planes)
-    # Positions per network call: with overlap each half of the slots has its own calls.
-    batch = args.games * args.leaves // (2 if args.overlap and args.games >= 2 else 1)
     symmetry = int(args.symmetry) if args.symmetry.isdigit() else args.symmetry
     threads = args.threads if args.threads is not None else (1 if args.overlap else 0)
     settings = EvaluatorConfig(batch_size=batch, symmetry=symmetry, cache_size=args.cache,
@@ -137,25 +150,37 @@ def measure(args: argparse.Namespace) -> list[tuple]:
     # The bare figure is the runtime as a lone caller runs it: every core to one pass.
     bare = evaluator if not threads else NetworkEvaluator(
         model, encoder, size, replace(settings, threads=0), inference=args.inference)
+    runtime = evaluator.runtime.choice.describe()
+    return evaluator, bare, f"{model.name} {size}x{size} batch {batch}, {runtime}"
+
+
+def measure(args: argparse.Namespace) -> list[tuple]:
+    from harness.search import BatchedSearch
+    from harness.search.game_driver import play_games
+
+    # Positions per evaluator call: with overlap each half of the slots has its own calls.
+    batch = args.games * args.leaves // (2 if args.overlap and args.games >= 2 else 1)
+    evaluator, bare, name = _evaluators(args, batch)
     config = MCTSConfig(playouts=args.playouts, leaves_per_game=args.leaves,
                         temperature_moves=args.opening, overlap=args.overlap,
-                        fill_eyes=args.fill_eyes, root=args.root,
-                        add_noise=args.root == "gumbel")
+                        host_threads=args.host_threads, fill_eyes=args.fill_eyes,
+                        root=args.root, add_noise=args.root == "gumbel")
     search = BatchedSearch(evaluator, config, games=args.games, seed=args.seed)
     total = args.total_games or 1_000_000
     # Compile the kernels and the graph outside the timed run.
     play_games(search, 1, komi=args.komi, max_moves=2, seed=args.seed)
-    bare_rate(bare, batch, 1.0)
+    if bare is not None:
+        bare_rate(bare, batch, 1.0)
     search.searches = 0
     probe = _Interleaved(evaluator, bare, search, batch, args.bare_every, args.bare_seconds)
     start = time.perf_counter()
     records = play_games(search, total, komi=args.komi, seed=args.seed, on_move=probe,
                          stop_after=args.seconds)
     elapsed = time.perf_counter() - start - probe.paused
-    if probe.bare_seconds == 0:
+    search.close()
+    if bare is not None and probe.bare_seconds == 0:
         n, t = bare_rate(bare, batch, args.bare_seconds)
         probe.bare_positions, probe.bare_seconds = n, t
-    bare_speed = probe.bare_positions / probe.bare_seconds
 
     # Rates come from the steady state: from the moment every slot has made a
     # move to the last move made, so that neither the start (all searches
@@ -168,21 +193,34 @@ def measure(args: argparse.Namespace) -> list[tuple]:
     evals = (last[2] - first[2]) / window
     moves = last[1] - first[1]
     rate = moves / window
-    network_share = (last[3] - first[3]) / window
-    runtime = evaluator.runtime.choice.describe()
-    name = f"{model.name} {size}x{size} batch {batch}, {runtime}"
-    rows: list[tuple] = [
-        ("bare model evaluations", bare_speed, "positions/s",
-         f"{name}, {probe.bare_seconds:.0f} s in bursts between self-play moves"),
-        ("self-play evaluations", evals, "positions/s",
-         f"{args.games} games x {args.leaves} leaves, {args.playouts} playouts"
-         + (", Gumbel root" if args.root == "gumbel" else "")
-         + (", tree work overlapped" if args.overlap else "")
-         + (", own eyes may be filled" if args.fill_eyes else "")),
-        ("self-play / bare", evals / bare_speed, "ratio", "goal >= 0.9"),
-        ("network share of self-play", network_share, "fraction", "time inside forward passes"),
+    evaluator_share = (last[3] - first[3]) / window
+    search_notes = (f"{args.games} games x {args.leaves} leaves, {args.playouts} playouts"
+                    + (", Gumbel root" if args.root == "gumbel" else "")
+                    + (", tree work overlapped" if args.overlap else "")
+                    + f", {args.host_threads} host thread{'s' * (args.host_threads > 1)}"
+                    + (", own eyes may be filled" if args.fill_eyes else ""))
+    rows: list[tuple] = []
+    if bare is not None:
+        bare_speed = probe.bare_positions / probe.bare_seconds
+        rows += [
+            ("bare model evaluations", bare_speed, "positions/s",
+             f"{name}, {probe.bare_seconds:.0f} s in bursts between self-play moves"),
+            ("self-play evaluations", evals, "positions/s", search_notes),
+            ("self-play / bare", evals / bare_speed, "ratio", "goal >= 0.9"),
+            ("network share of self-play", evaluator_share, "fraction",
+             "time inside forward passes"),
+        ]
+    else:
+        rows += [
+            ("self-play evaluations", evals, "positions/s", f"{name}; {search_notes}"),
+            ("oracle share of self-play", evaluator_share, "fraction",
+             "time inside the oracle's evaluate; the rest is the search's own work"),
+        ]
+    rows += [
         ("self-play moves", rate, "moves/s",
          f"{(last[2] - first[2]) / max(moves, 1):.0f} evaluations per move, {window:.0f} s"),
+        ("time per move", 1e6 / rate if rate else float("nan"), "us/move",
+         "wall time per move made, every slot's searches together"),
     ]
     finished = len(records)
     if finished:
@@ -195,7 +233,7 @@ def measure(args: argparse.Namespace) -> list[tuple]:
         rows.append(("self-play games", float("nan"), "games/hour",
                      f"no game finished in {elapsed:.0f} s"))
     if args.uct_seconds > 0:
-        rows.append(_uct_row(size, args.uct_seconds, args.komi))
+        rows.append(_uct_row(args.board_size, args.uct_seconds, args.komi))
     return rows
 
 

@@ -24,6 +24,13 @@ the evaluator ``threads = 1``). Each tree is searched as it would be alone,
 but the two groups reach the evaluator's shared cache and random symmetries
 in whichever order the threads arrive, so overlapped self-play is not
 bit-for-bit reproducible from its seed.
+
+With ``config.host_threads`` above one, each group's gathering of leaves
+(the descents, each leaf's position and legal moves) is spread over that
+many threads, each on a contiguous share of the group's slots
+(:mod:`harness.search.shares`).
+That changes nothing but the host's time: the shares' leaves are packed in
+slot order, so the evaluator sees the batch a single thread would build.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -43,6 +51,7 @@ from harness.search.evaluator import Evaluator
 from harness.search.gumbel import sample_noise
 from harness.search.leaves import PASS_RULES, history_rows, root_moves
 from harness.search.moves import SearchResult, choose_full_search, dirichlet_alpha
+from harness.search.shares import HostThreads, Share, pack, split_group
 from harness.search.step import (
     Leaves,
     conclude,
@@ -118,15 +127,21 @@ class BatchedSearch:
         self.tree = T.new_tree(self.games, 1)
         self._spare = T.new_tree(1, 1)
         self._order = np.zeros(1, np.int32)
-        # Slot groups: one, or two halves that take turns on the network.
+        # Slot groups: one, or two halves that take turns on the network; each
+        # group's tree work in shares, one per host thread.
         halves = 2 if self.config.overlap and self.games >= 2 else 1
+        bounds = [-(-h * self.games // halves) for h in range(halves + 1)]
         self._groups = [np.arange(self.games) * halves // self.games == h for h in range(halves)]
+        self._shares = [
+            split_group(first, stop, self.config.host_threads, self.games, self.per_game,
+                        self.points)
+            for first, stop in pairwise(bounds)
+        ]
+        self._host = HostThreads(self.config.host_threads)
         self._group_leaves: list[Leaves] = [
             new_leaves(int(group.sum()) * self.per_game, 2, self.history, self.points)
             for group in self._groups
         ]
-        # Each group's gather may run beside the other's: its own rules scratch.
-        self._group_work = [K.new_work(self.points) for _ in self._groups]
         self._inflight: list[Future | None] = [None] * halves
         self._worker = ThreadPoolExecutor(halves, "search-eval") if halves > 1 else None
         self._ensure_room(self.config.max_playouts)
@@ -332,15 +347,27 @@ class BatchedSearch:
         return done
 
     def _gather(self, group: int) -> int:
-        """Collect the group's leaves into its buffer; returns how many need the network."""
-        s = self.slots._replace(active=self._group_active(group))
-        if not s.active.any():
+        """Collect the group's leaves into its buffer, share by share on the
+        host threads, packed in slot order; returns how many need the network."""
+        if not self._group_active(group).any():
             return 0
-        return gather(
-            self.tree, s, self.roots, self.root_rows, self.scratch,
-            self._group_leaves[group], self.params, self.per_game, self._geo,
-            self._group_work[group],
+        leaves, shares = self._group_leaves[group], self._shares[group]
+        counts = self._host.map(lambda share: self._gather_share(leaves, share), shares)
+        return pack(leaves, shares, counts)
+
+    def _gather_share(self, leaves: Leaves, share: Share) -> int:
+        """One share's leaves into its stretch of ``leaves`` (and of the
+        scratch boards); returns how many. It may run beside the other
+        shares' gathers."""
+        active = self.slots.active & share.slots
+        if not active.any():
+            return 0
+        stop = gather(
+            self.tree, self.slots._replace(active=active), self.roots, self.root_rows,
+            self.scratch, leaves, share.offset, share.offset + share.capacity,
+            self.params, self.per_game, self._geo, share.work,
         )
+        return stop - share.offset
 
     def _group_active(self, group: int) -> np.ndarray:
         """The searching slots of ``group`` (all of them when there is one group)."""
@@ -362,8 +389,11 @@ class BatchedSearch:
         the group's searches that reached their target (a step without leaves
         can finish searches too: terminal leaves are backed up while gathering)."""
         if n:
+            # On the calling thread: expansion and backup cost a few
+            # microseconds a leaf, less than handing half of them to another
+            # thread (docs/results.md, issue #63 item 2).
             policy, value = outputs
-            finish(self.tree, self.slots, self._group_leaves[group], n, policy, value,
+            finish(self.tree, self.slots, self._group_leaves[group], 0, n, policy, value,
                    self.params)
             self.evaluations += n
         for g in reached_target(self.tree, self.slots, self._group_active(group)):
@@ -383,12 +413,13 @@ class BatchedSearch:
             self._land_inflight(group)
 
     def close(self) -> None:
-        """Land what is in flight and stop the evaluation thread; later steps
-        evaluate on the calling thread."""
+        """Land what is in flight and stop the evaluation and host threads;
+        later steps run on the calling thread alone."""
         self.drain()
         if self._worker is not None:
             self._worker.shutdown()
             self._worker = None
+        self._host.close()
 
     def _finish_slot(self, g: int) -> SearchResult:
         moves = self.points + 1

@@ -108,8 +108,17 @@ class MCTSConfig:
     # gathers the other's. Each group still searches exactly as it would
     # alone; only the order of the steps changes.
     overlap: bool = False
+    # Threads that gather a step's leaves (descents, leaf positions, legal
+    # moves: most of the search's own work), each on its own contiguous
+    # share of a slot group's games (harness.search.shares). The shares'
+    # leaves are packed in slot order, so the evaluator sees the batch one
+    # thread builds and the search is the same, bit for bit, for any count;
+    # only the host's time changes.
+    host_threads: int = 1
 
     def __post_init__(self) -> None:
+        if self.host_threads < 1:
+            raise ValueError(f"host_threads must be >= 1, got {self.host_threads}")
         if self.pass_rule not in PASS_RULES:
             raise ValueError(f"pass_rule must be one of {PASS_RULES}, got {self.pass_rule!r}")
         if self.root not in ROOT_RULES:

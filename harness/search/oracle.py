@@ -11,6 +11,8 @@ priors and hence mirrored searches.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from harness.game import board as K
@@ -54,6 +56,7 @@ class OracleEvaluator:
         self.scale = scale if scale is not None else max(1.0, size * size / 8)
         self.calls = 0
         self.positions = 0
+        self.seconds = 0.0  # wall time inside evaluate, as NetworkEvaluator counts its passes
         self._boards = K.new_boards(1, size)
         rows, cols = np.divmod(np.arange(size * size), size)
         self._rows, self._cols = rows, cols
@@ -63,6 +66,7 @@ class OracleEvaluator:
     def evaluate(
         self, stones: np.ndarray, to_play: np.ndarray, legal: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
+        start = time.perf_counter()
         self.calls += 1
         self.positions += stones.shape[0]
         current = stones[:, -1, :]
@@ -82,6 +86,7 @@ class OracleEvaluator:
             raw = np.array([self._area(row) for row in current]) - self.komi
         scaled = sign * raw / self.scale
         value = np.tanh(scaled) if self.squash == "tanh" else np.clip(scaled, -1.0, 1.0)
+        self.seconds += time.perf_counter() - start
         return policy, value.astype(np.float32)
 
     def _area(self, row: np.ndarray) -> float:

@@ -139,16 +139,20 @@ def _prepare(t, g, roots, root_rows, leaves, n, scratch, s, geo, work, rules):
     return True
 
 
-@njit(**HOT)  # releases the GIL: another thread may evaluate meanwhile
-def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo, work):
-    """Collect leaves from every active game; returns how many need the network.
+@njit(**HOT)  # releases the GIL: other threads may evaluate or gather meanwhile
+def gather(t, s, roots, root_rows, scratch, leaves, start, capacity, params, per_game, geo,
+           work):
+    """Collect leaves from every active game into ``leaves`` (and ``scratch``)
+    from index ``start``, below ``capacity``; returns the index after the last
+    leaf that needs the network.
 
-    ``geo`` is the board's (neighbours, diagonals, zobrist) arrays, ``work``
-    this caller's :class:`harness.game.board.Work`.
+    Games write only their own tree rows, so callers gathering disjoint
+    games into disjoint ranges may run side by side. ``geo`` is the board's
+    (neighbours, diagonals, zobrist) arrays, ``work`` this caller's
+    :class:`harness.game.board.Work`.
     """
-    capacity = leaves.game.shape[0]
     rules = (int(params[T.PASS_RULE]), params[T.FILL_EYES] != 0.0)
-    n = 0
+    n = start
     for g in range(t.move.shape[0]):
         if not s.active[g]:
             continue
@@ -187,10 +191,11 @@ def gather(t, s, roots, root_rows, scratch, leaves, params, per_game, geo, work)
 
 
 @njit(**HOT)
-def finish(t, s, leaves, n, policy, value, params):
-    """Expand the evaluated leaves and back their values up."""
+def finish(t, s, leaves, start, stop, policy, value, params):
+    """Expand the evaluated leaves ``start..stop - 1`` and back their values
+    up (ranges holding disjoint games may be finished side by side)."""
     epsilon = params[T.NOISE_EPSILON]
-    for i in range(n):
+    for i in range(start, stop):
         g = leaves.game[i]
         depth = leaves.depth[i]
         node = leaves.path[i, depth - 1]
