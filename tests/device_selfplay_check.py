@@ -67,7 +67,7 @@ def equivalence_report(root: str) -> dict:
     model = api.build_model("a0.tiny", BOARD, encoder="agz17")
     mcts = MCTSConfig(playouts=16, root=root, gumbel_k=8)
     return dataclasses.asdict(search_agreement(model, mcts, BOARD, games=2, max_moves=30,
-                                               komi=7.0))
+                                               komi=7.0, seed=0))
 
 
 def one_generation(root: Path, backend: str = "local") -> tuple[int, dict[str, str]]:

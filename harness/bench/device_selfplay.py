@@ -19,6 +19,7 @@ from harness.game.position import DEFAULT_KOMI
 from harness.search.config import ROOT_RULES
 
 HELP = "device self-play (mctx over the JAX rules) beside the host path: evaluations/s, moves/s"
+BARE_SECONDS = 3.0  # the bare network's timing: long enough for a steady rate
 HEADER = ("path", "evaluations/s", "self-play / bare", "moves/s", "games/hour", "notes")
 
 
@@ -41,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--save", metavar="STEM", default=None, help="also write STEM.csv/.md")
 
 
-def bare_rate(model, games: int, size: int, seconds: float = 3.0) -> float:
+def bare_rate(model, games: int, size: int, seconds: float) -> float:
     """Positions/s of the model's jitted stateless call at ``games`` rows."""
     import jax
     import numpy as np
@@ -110,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
                       temperature_moves=8 if args.root == "puct" else 0)
     if args.agreement:
         return agreement_table(model, mcts, args)
-    bare = bare_rate(model, args.games, size)
+    bare = bare_rate(model, args.games, size, BARE_SECONDS)
     rows = []
     for path in args.paths:
         evals, moves, games, seconds = (host_row if path == "host" else device_row)(

@@ -29,8 +29,8 @@ class SearchAgreement:
     target_l1_median: float
 
 
-def search_agreement(model, mcts: MCTSConfig, size: int, *, games: int = 4,
-                     max_moves: int = 40, komi: float = 7.5, seed: int = 0) -> SearchAgreement:
+def search_agreement(model, mcts: MCTSConfig, size: int, *, games: int, max_moves: int,
+                     komi: float, seed: int) -> SearchAgreement:
     """``games`` host self-play games of at most ``max_moves`` moves, then the
     device search at each of their positions. Noise is switched off and the
     tree is not reused (each search starts fresh, as the device's does)."""
