@@ -8,7 +8,7 @@ the same settings, and the moves and training targets are compared.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import jax
 import numpy as np
@@ -34,8 +34,8 @@ def search_agreement(model, mcts: MCTSConfig, size: int, *, games: int, max_move
     """``games`` host self-play games of at most ``max_moves`` moves, then the
     device search at each of their positions. Noise is switched off and the
     tree is not reused (each search starts fresh, as the device's does)."""
-    mcts = MCTSConfig(**{**mcts.__dict__, "add_noise": False, "reuse_tree": False,
-                         "fast_playouts": None, "temperature_moves": 0})
+    mcts = replace(mcts, add_noise=False, reuse_tree=False, fast_playouts=None,
+                   temperature_moves=0)
     evaluator = NetworkEvaluator(model, "agz17", size,
                                  EvaluatorConfig(batch_size=16 * games, symmetry="none"),
                                  inference="keras")

@@ -48,7 +48,7 @@ import jax.numpy as jnp
 import mctx
 import numpy as np
 
-from harness.jaxgo import encode, rules
+from harness.jaxgo import DEVICE_ENCODERS, encode, rules
 from harness.jaxgo.moves import search_moves
 from harness.jaxgo.rules import GoState
 from harness.search.config import EvaluatorConfig, MCTSConfig
@@ -62,6 +62,8 @@ Params = tuple[list, list]
 Network = Callable[[Params, GoState], tuple[jax.Array, jax.Array]]
 
 ENCODERS = {"agz17": encode.agz17}  # harness.jaxgo.DEVICE_ENCODERS's functions
+if set(ENCODERS) != set(DEVICE_ENCODERS):  # the config checks the names, this module runs them
+    raise ImportError(f"device encoders {sorted(ENCODERS)} differ from {DEVICE_ENCODERS}")
 _SEARCHES: dict = {}  # device_search's, by architecture and settings
 
 
