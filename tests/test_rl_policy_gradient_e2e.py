@@ -63,3 +63,15 @@ def test_a_policy_gradient_run_trains_and_is_rated(tmp_path):
               "--parallel", "1", "--no-progress"], tmp_path)
     rated = list(csv.DictReader((run / "report" / "elo.csv").open()))
     assert [r["player"] for r in rated] == ["gen0", "gen1", "gen2"]
+    # AlphaGo's value network from the run: its tables and calibration plot
+    out = _harness(["rl-value", str(run), "--sample-games", "24", "--games-in-flight", "12",
+                    "--value-epochs", "1", "--held-out-share", "0.25"], tmp_path)
+    assert "  12/24 games" in out and "  24/24 games" in out
+    mse = list(csv.DictReader((run / "value" / "mse.csv").open()))
+    assert mse[0]["network"] == "value network (held out)" and int(mse[0]["positions"]) > 0
+    bins = list(csv.DictReader((run / "value" / "calibration.csv").open()))
+    assert {b["network"] for b in bins} == {"value network", "gen-0000.keras value head",
+                                            "gen-0002.keras value head"}
+    assert sum(int(b["positions"]) for b in bins) == 3 * int(mse[0]["positions"])
+    assert (run / "value" / "calibration.png").stat().st_size > 0
+    assert (run / "value" / "value.keras").is_file()

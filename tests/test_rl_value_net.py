@@ -51,6 +51,21 @@ def test_games_that_end_before_their_random_move_give_nothing():
     assert got.ended_early >= 7 and len(got.outcome) == 8 - got.ended_early
 
 
+def test_a_play_budget_keeps_whole_waves_and_reports_each():
+    waves = []
+    got = value_positions(Counting(), Counting(), 48, size=SIZE, komi=0.5, rules="superko",
+                          history=1, rng=np.random.default_rng(2), u_max=8, parallel=16,
+                          play_seconds=1e-9, progress=lambda so_far: waves.append(so_far))
+    # the budget is spent during the first wave, so no second one starts
+    assert got.games_played == 16 and len(waves) == 1
+    assert len(got.outcome) + got.ended_early == 16 and (got.game < 16).all()
+    whole = value_positions(Counting(), Counting(), 48, size=SIZE, komi=0.5,
+                            rules="superko", history=1, rng=np.random.default_rng(2),
+                            u_max=8, parallel=16,
+                            progress=lambda so_far: waves.append(so_far.games_played))
+    assert whole.games_played == 48 and waves[1:] == [16, 32, 48]
+
+
 def test_held_out_games_are_whole_games_at_the_end():
     got = value_positions(Counting(), Counting(), 30, size=SIZE, komi=0.5, rules="superko",
                           history=1, rng=np.random.default_rng(1), u_max=8)

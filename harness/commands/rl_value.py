@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import dataclasses
+    import time
     from pathlib import Path
 
     import numpy as np
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.devices import use_backend
     from harness.features import get_encoder
     from harness.nets import load_model, save_model
+    from harness.rl.monitor import calibration_bins
     from harness.rl.value_games import value_positions
     from harness.rl.value_net import (
         mse_row,
@@ -71,13 +73,22 @@ def run(args: argparse.Namespace) -> int:
                                          inference="keras")
                   for name, model in models.items()}
     rng = np.random.default_rng(settings.seed)
+    started = time.monotonic()
+
+    def progress(so_far) -> None:
+        minutes = (time.monotonic() - started) / 60
+        print(f"  {so_far.games_played}/{settings.sample_games} games, "
+              f"{len(so_far.outcome)} positions, {minutes:.1f} min", flush=True)
+
     positions = value_positions(evaluators["sl"], evaluators["rl"], settings.sample_games,
                                 size=size, komi=config.komi, rules=config.rules,
                                 history=encoder.history, rng=rng, u_max=settings.u_max,
-                                parallel=settings.games_in_flight)
-    print(f"{len(positions.outcome)} positions from {settings.sample_games} games "
+                                parallel=settings.games_in_flight,
+                                play_seconds=settings.play_hours * 3600, progress=progress)
+    print(f"{len(positions.outcome)} positions from {positions.games_played} games "
           f"({positions.ended_early} ended before their random move), "
-          f"{positions.evaluations} network evaluations")
+          f"{positions.evaluations} network evaluations, "
+          f"{(time.monotonic() - started) / 60:.1f} min of play")
     with atomic_path(out_dir / "positions.npz") as tmp, open(tmp, "wb") as f:
         np.savez_compressed(f, **{k: v for k, v in dataclasses.asdict(positions).items()
                                   if isinstance(v, np.ndarray)})
@@ -92,8 +103,10 @@ def run(args: argparse.Namespace) -> int:
             mse_row("value network (trained on)", value_of(network, encoder, positions,
                                                            train_rows, size),
                     outcome[train_rows])]
+    predictions = {"value network": held}
     for name, path in (("sl", sl), ("rl", rl)):
         other = value_of(models[name], encoder, positions, held_rows, size)
+        predictions[f"{path.name} value head"] = other
         rows.append(mse_row(f"{path.name} value head (held out)", other, outcome[held_rows]))
         rows.append(paired_row(f"value network minus {path.name} (held out)", held, other,
                                outcome[held_rows]))
@@ -101,5 +114,30 @@ def run(args: argparse.Namespace) -> int:
     table = [[r[k] for k in header] for r in rows]
     print(format_table(header, table))
     save_table(header, table, out_dir / "mse")
-    print(f"wrote {out}, {out_dir / 'mse.csv'}")
+    bins = {name: calibration_bins(value, outcome[held_rows])
+            for name, value in predictions.items()}
+    save_table(("network", "bin", "predicted", "outcome", "positions"),
+               [[name, *b] for name, rows_ in bins.items() for b in rows_],
+               out_dir / "calibration")
+    plot_calibration(bins, out_dir / "calibration.png",
+                     f"held-out games of the RL policy ({len(held_rows)} positions)")
+    print(f"wrote {out}, {out_dir / 'mse.csv'}, {out_dir / 'calibration.png'}")
     return 0
+
+
+def plot_calibration(bins: dict[str, list[list]], path, title: str) -> None:
+    """Mean outcome against mean prediction per bin, one line per network;
+    the diagonal is a calibrated value."""
+    import matplotlib.pyplot as plt
+
+    from harness.figures import save_figure
+
+    fig, ax = plt.subplots(figsize=(5, 4.5))
+    ax.plot([-1, 1], [-1, 1], color="grey", linewidth=0.8, linestyle="--")
+    for name, rows in bins.items():
+        ax.plot([b[1] for b in rows], [b[2] for b in rows], marker="o", label=name)
+    ax.set_xlabel("predicted value (bin mean)")
+    ax.set_ylabel("mean outcome")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    save_figure(fig, path)

@@ -84,21 +84,28 @@ def measure(held: HeldOut, logits: np.ndarray, value: np.ndarray,
     """The generation's held-out figures from its outputs (``value`` signed)."""
     known = held.known > 0
     error = (value - held.outcome) ** 2
-    edges = np.linspace(-1.0, 1.0, CALIBRATION_BINS + 1)
-    which = np.clip(np.digitize(value, edges) - 1, 0, CALIBRATION_BINS - 1)
-    calibration = []
-    for b in range(CALIBRATION_BINS):
-        rows = known & (which == b)
-        if rows.any():
-            calibration.append([round(float(edges[b] + edges[b + 1]) / 2, 3),
-                                float(value[rows].mean()), float(held.outcome[rows].mean()),
-                                int(rows.sum())])
     return {
         "heldout_kl_start": float(policy_kl(start_logits, logits).mean()),
         "heldout_top1": float((np.argmax(logits, axis=1) == held.move).mean()),
         "heldout_value_mse": float(error[known].mean()) if known.any() else float("nan"),
-        "heldout_calibration": calibration,
+        "heldout_calibration": calibration_bins(value[known], held.outcome[known]),
     }
+
+
+def calibration_bins(value: np.ndarray, outcome: np.ndarray) -> list[list]:
+    """``[bin centre, mean predicted, mean outcome, positions]`` for each bin
+    of signed predicted value over [-1, 1] that holds a position: a
+    calibrated value head's mean outcome equals its mean prediction."""
+    edges = np.linspace(-1.0, 1.0, CALIBRATION_BINS + 1)
+    which = np.clip(np.digitize(value, edges) - 1, 0, CALIBRATION_BINS - 1)
+    bins = []
+    for b in range(CALIBRATION_BINS):
+        rows = which == b
+        if rows.any():
+            bins.append([round(float(edges[b] + edges[b + 1]) / 2, 3),
+                         float(value[rows].mean()), float(outcome[rows].mean()),
+                         int(rows.sum())])
+    return bins
 
 
 def interval_figures(held: HeldOut, logits: np.ndarray, value: np.ndarray) -> dict:

@@ -16,6 +16,8 @@ A game that ends before move ``U`` gives no position (counted).
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,8 +30,8 @@ from harness.rl.pg_games import RawGames, sample_rows, uniform_rows
 class ValuePositions:
     """``history`` (N, T, P) int8 stones, oldest first, ``to_play`` (N,),
     ``outcome`` (N,) +1/-1/0 for the side to move, ``u`` (N,) the random
-    move's number, ``game`` (N,) the game each came from; ``ended_early``
-    games gave none."""
+    move's number, ``game`` (N,) the game each came from; of the
+    ``games_played``, ``ended_early`` gave none."""
 
     history: np.ndarray
     to_play: np.ndarray
@@ -38,19 +40,35 @@ class ValuePositions:
     game: np.ndarray
     ended_early: int = 0
     evaluations: int = 0
+    games_played: int = 0
 
 
 def value_positions(sl, rl, games: int, *, size: int, komi: float, rules: str, history: int,
                     rng: np.random.Generator, u_max: int = 0, parallel: int = 256,
-                    max_moves: int = 0, first_game: int = 0) -> ValuePositions:
+                    max_moves: int = 0, first_game: int = 0, play_seconds: float = 0.0,
+                    progress: Callable[[ValuePositions], None] | None = None,
+                    ) -> ValuePositions:
     """``games`` games of AlphaGo's construction, ``parallel`` at once; ``sl``
-    and ``rl`` are evaluators (softmax at temperature 1, both sampled)."""
-    parts = []
+    and ``rl`` are evaluators (softmax at temperature 1, both sampled).
+
+    With ``play_seconds`` no new wave starts once that much time has passed,
+    so a budgeted run keeps whole waves (``games_played`` says how many);
+    ``progress`` sees the positions so far after each wave."""
+    parts: list[ValuePositions] = []
+    start = time.monotonic()
     for first in range(0, games, parallel):
+        if play_seconds and parts and time.monotonic() - start >= play_seconds:
+            break
         count = min(parallel, games - first)
         parts.append(_wave(sl, rl, count, first_game + first, size=size, komi=komi,
                            rules=rules, history=history, rng=rng,
                            u_max=u_max or size * size, max_moves=max_moves))
+        if progress is not None:
+            progress(_joined(parts))
+    return _joined(parts)
+
+
+def _joined(parts: list[ValuePositions]) -> ValuePositions:
     return ValuePositions(
         history=np.concatenate([p.history for p in parts]),
         to_play=np.concatenate([p.to_play for p in parts]),
@@ -58,7 +76,8 @@ def value_positions(sl, rl, games: int, *, size: int, komi: float, rules: str, h
         u=np.concatenate([p.u for p in parts]),
         game=np.concatenate([p.game for p in parts]),
         ended_early=sum(p.ended_early for p in parts),
-        evaluations=sum(p.evaluations for p in parts))
+        evaluations=sum(p.evaluations for p in parts),
+        games_played=sum(p.games_played for p in parts))
 
 
 def _wave(sl, rl, n, first, *, size, komi, rules, history, rng, u_max, max_moves):
@@ -94,4 +113,5 @@ def _wave(sl, rl, n, first, *, size, komi, rules, history, rng, u_max, max_moves
     return ValuePositions(history=kept_history[kept], to_play=kept_to_play[kept],
                           outcome=outcome[kept].astype(np.float32), u=u[kept].astype(np.int32),
                           game=(first + np.arange(n))[kept].astype(np.int32),
-                          ended_early=int((~kept).sum()), evaluations=evaluations)
+                          ended_early=int((~kept).sum()), evaluations=evaluations,
+                          games_played=n)

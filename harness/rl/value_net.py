@@ -34,6 +34,8 @@ class ValueNetSettings(OptimizerSettings):
     held_out_share: float = setting(0.1, "share of the games held out to measure on")
     value_epochs: int = setting(4, "passes over the training positions")
     games_in_flight: int = setting(256, "games played at once (one forward pass)")
+    play_hours: float = setting(0.0, "no new wave of games starts after this many hours of "
+                                "play (0: all sample_games)")
     sl_network: str = setting("", "the supervised policy that opens every game "
                               "(default: the run's generation 0)")
     rl_network: str = setting("", "the RL policy that finishes every game "
@@ -49,8 +51,8 @@ class ValueNetSettings(OptimizerSettings):
                              "games_in_flight >= 1")
         if not 0.0 < self.held_out_share < 1.0:
             raise ValueError(f"held_out_share must be in (0, 1), got {self.held_out_share}")
-        if self.u_max < 0:
-            raise ValueError("u_max must be >= 0")
+        if self.u_max < 0 or self.play_hours < 0:
+            raise ValueError("u_max and play_hours must be >= 0")
 
 
 def split_games(positions: ValuePositions, share: float) -> tuple[np.ndarray, np.ndarray]:
