@@ -99,6 +99,12 @@ def test_generations_with_the_same_network_share_a_player(run_dir):
     assert entries[0].spec.label.endswith("@16,randomize=1,encoder=agz17")
 
 
+def test_no_playouts_rate_the_raw_policies_sampled(run_dir):
+    entries = players_for(generation_points(run_dir), run_dir, 0, "agz17")
+    assert {e.spec.kind for e in entries} == {"policy"}
+    assert entries[0].spec.label.endswith("gen-0000.keras@1,encoder=agz17")
+
+
 def test_the_figure_is_written(run_dir):
     points = generation_points(run_dir)
     players_for(points, run_dir, 16, "agz17")

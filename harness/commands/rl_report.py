@@ -27,7 +27,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="games per pair of players (0: no tournament, only --heldout)")
     parser.add_argument("--opening-moves", dest="opening_moves", type=int, default=4,
                         help="random opening moves per game pair (default 4)")
-    parser.add_argument("--playouts", type=int, default=32, help="search playouts per move")
+    parser.add_argument("--playouts", type=int, default=32,
+                        help="search playouts per move (0: the raw policy, sampled at "
+                        "temperature 1, as a policy-gradient run plays)")
     parser.add_argument("--parallel", type=int, default=1, help="game worker processes")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--until-separated", dest="until_separated", action="store_true",

@@ -112,7 +112,11 @@ def select(points: list[Point], generations: list[int] | None, count: int) -> li
 
 def players_for(points: list[Point], run_dir: Path, playouts: int, encoder: str,
                 prefix: str = "") -> list:
-    """Tournament players ``PREFIXgenN`` (mcts); one per distinct checkpoint."""
+    """Tournament players ``PREFIXgenN``, one per distinct checkpoint: a
+    search at ``playouts``, or with 0 the raw policy sampled at temperature 1
+    (a policy-gradient run's own play, and how AlphaGo matched its RL policy
+    against its SL policy; greedy raw games would repeat once the opening
+    coincides)."""
     from harness.arena.tournament import NamedPlayer
     from harness.players.spec import PlayerSpec
 
@@ -123,8 +127,12 @@ def players_for(points: list[Point], run_dir: Path, playouts: int, encoder: str,
             continue
         p.player = named[p.checkpoint] = f"{prefix}gen{p.generation}"
         # randomize: Cazenave's tournament choice, so that repeated games differ.
-        spec = PlayerSpec("mcts", model=run_dir / p.checkpoint, playouts=playouts,
-                          randomize=True, encoder=encoder)
+        if playouts == 0:
+            spec = PlayerSpec("policy", model=run_dir / p.checkpoint, temperature=1.0,
+                              encoder=encoder)
+        else:
+            spec = PlayerSpec("mcts", model=run_dir / p.checkpoint, playouts=playouts,
+                              randomize=True, encoder=encoder)
         entries.append(NamedPlayer(p.player, spec))
     return entries
 
@@ -209,7 +217,8 @@ def rl_report(
     config = configs[0]
     plot_elo_progress(points, elo, names[len(entries):], out / "elo.png",
                       title=f"{', '.join(d.name for d in dirs)}: {config.board_size}x"
-                            f"{config.board_size} {config.rules}, {playouts} playouts",
+                            f"{config.board_size} {config.rules}, "
+                            + (f"{playouts} playouts" if playouts else "raw policy, sampled"),
                       anchor=anchor)
     plot_held_out(dirs, out / "heldout.png")
     return out, table
