@@ -104,6 +104,26 @@ def test_the_device_path_refuses_what_it_does_not_do():
             device_config(**changes)
 
 
+def test_auto_takes_the_device_path_only_on_jax_with_a_gpu():
+    from harness.devices import Device
+    from harness.rl.selfplay import selfplay_path, with_path_resolved
+
+    card = Device("jax", "0.10", gpus=("NVIDIA H200",), capability=(9, 0))
+    auto = device_config(selfplay={"path": "auto"})
+    assert selfplay_path(auto, card) == ("device", "JAX on NVIDIA H200")
+    assert with_path_resolved(auto, card).selfplay.path == "device"
+    assert auto.selfplay.path == "auto"  # the saved config decides again on resume
+    for dev, why in [(Device("jax", "0.10"), "no GPU"),
+                     (Device("tensorflow", "2.21", gpus=("NVIDIA H200",)), "needs JAX")]:
+        path, reason = selfplay_path(auto, dev)
+        assert path == "host" and why in reason
+    # what the device path would refuse sends auto to the host, not to an error
+    resigning = device_config(selfplay={"path": "auto"}, mcts={"resign_threshold": -0.9})
+    path, reason = selfplay_path(resigning, card)
+    assert path == "host" and "resign_threshold" in reason
+    assert selfplay_path(device_config(), Device("jax", "0.10")) == ("device", "configured")
+
+
 @pytest.mark.parametrize("root", [
     "gumbel", pytest.param("puct", marks=pytest.mark.slow)])
 def test_device_selfplay_plays_legal_complete_games_and_trains(root, tmp_path):

@@ -40,6 +40,11 @@ class SelfPlayWorker:
 
         cpus = ray.get_runtime_context().get_assigned_resources().get("CPU", 1)
         limit_compute_threads(int(cpus))
+        if config.selfplay.path == "auto":  # decided on this actor's own device
+            from harness.devices import device
+            from harness.rl.selfplay import with_path_resolved
+
+            config = with_path_resolved(config, device())
         self.config = config
         self.net_name: str | None = None
         self.model = None

@@ -48,7 +48,13 @@ from harness.rl.config import RLConfig
 from harness.rl.curriculum import small_net_stalled
 from harness.rl.gating import gate_sprt, passes, play_match
 from harness.rl.learner import Learner
-from harness.rl.selfplay import filled_for_device, generation_stats, play_generation
+from harness.rl.selfplay import (
+    filled_for_device,
+    generation_stats,
+    play_generation,
+    selfplay_path,
+    with_path_resolved,
+)
 from harness.rl.window import next_window
 from harness.train import derive_seed
 
@@ -311,8 +317,11 @@ class RLRun:
             from harness.devices import device
 
             dev = device()
-            self._played = filled_for_device(self.config, dev)
-            if self._played is not self.config:
+            if self.config.selfplay.path == "auto":
+                path, why = selfplay_path(self.config, dev)
+                self.log(f"self-play path: {path} ({why})")
+            self._played = filled_for_device(with_path_resolved(self.config, dev), dev)
+            if self._played.selfplay.parallel != self.config.selfplay.parallel:
                 self.log(f"self-play on {dev.describe()}: {self._played.selfplay.parallel} games "
                          f"at once (configured {self.config.selfplay.parallel}), evaluator "
                          f"batch {self._played.evaluator.batch_size}")

@@ -65,6 +65,32 @@ class Unit:
     seed: int
 
 
+def selfplay_path(config: RLConfig, dev: Device) -> tuple[str, str]:
+    """The path ``config``'s self-play takes on ``dev`` and why: ``auto``
+    takes the device path where Keras runs on JAX with a GPU and the run uses
+    nothing that path refuses, else the host's."""
+    path = config.selfplay.path
+    if path != "auto":
+        return path, "configured"
+    if dev.backend != "jax":
+        return "host", f"Keras runs on {dev.backend}; the device path needs JAX"
+    if not dev.is_gpu:
+        return "host", "no GPU (on a CPU the host path was faster)"
+    if refusal := config.device_path_refusal():
+        return "host", f"the device path {refusal}"
+    return "device", f"JAX on {dev.gpus[0]}"
+
+
+def with_path_resolved(config: RLConfig, dev: Device) -> RLConfig:
+    """``config`` with ``[selfplay] path`` decided for ``dev`` (see
+    :func:`selfplay_path`); a run's saved config keeps ``auto``, so a resume
+    or a Ray actor on another device decides again."""
+    path, _ = selfplay_path(config, dev)
+    if path == config.selfplay.path:
+        return config
+    return dataclasses.replace(config, selfplay=dataclasses.replace(config.selfplay, path=path))
+
+
 def filled_for_device(config: RLConfig, dev: Device) -> RLConfig:
     """``config`` with the games at once and the evaluator's batch that fill
     ``dev``: on a GPU, enough games (at most a generation's) that their leaves
