@@ -63,6 +63,10 @@ def test_a_policy_gradient_run_trains_and_is_rated(tmp_path):
               "--parallel", "1", "--no-progress"], tmp_path)
     rated = list(csv.DictReader((run / "report" / "elo.csv").open()))
     assert [r["player"] for r in rated] == ["gen0", "gen1", "gen2"]
+    # the run's own curves: step 1 drew generation 0, the only past self then
+    against = list(csv.DictReader((run / "report" / "pg.csv").open()))
+    assert against[0]["first_step"] == "1" and int(against[0]["games"]) >= 4
+    assert (run / "report" / "pg.png").stat().st_size > 0
     # AlphaGo's value network from the run: its tables and calibration plot
     out = _harness(["rl-value", str(run), "--sample-games", "24", "--games-in-flight", "12",
                     "--value-epochs", "1", "--held-out-share", "0.25"], tmp_path)

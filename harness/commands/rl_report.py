@@ -77,7 +77,8 @@ def run(args: argparse.Namespace) -> int:
     from harness.files import format_table
     from harness.rl.strength import ELO_COLUMNS, HELD_OUT_COLUMNS, remeasure_held_out, rl_report
 
-    if args.games_per_pair == 0 and not args.heldout:
+    curves = policy_gradient_curves(args.runs, args.out)
+    if args.games_per_pair == 0 and not args.heldout and not curves:
         raise ConfigError("--games-per-pair 0 plays no games: give --heldout DATA")
     if args.heldout:
         out, rows = remeasure_held_out(args.runs, args.heldout, args.heldout_positions,
@@ -96,3 +97,26 @@ def run(args: argparse.Namespace) -> int:
     print(format_table(ELO_COLUMNS, table))
     print(f"wrote {out / 'elo.csv'}, {out / 'elo.png'}")
     return 0
+
+
+def policy_gradient_curves(runs: list[str], out: str | None) -> int:
+    """Each policy-gradient run's curves from its stats (``pg.csv``, ``pg.png``:
+    win rate against the start and KL per step); returns how many."""
+    from pathlib import Path
+
+    from harness.config_io import read_saved_config
+    from harness.files import format_table
+    from harness.rl.config import RLConfig
+    from harness.rl.pg_curves import AGAINST_START_COLUMNS, write_pg_curves
+
+    written = 0
+    for run_dir in map(Path, runs):
+        if read_saved_config(RLConfig, run_dir / "config.json").algorithm != "policy-gradient":
+            continue
+        where = Path(out) if out and len(runs) == 1 else run_dir / "report"
+        figure, blocks = write_pg_curves(run_dir, where)
+        print(f"{run_dir.name}: win rate against the start (generation 0), steps pooled")
+        print(format_table(AGAINST_START_COLUMNS, blocks))
+        print(f"wrote {where / 'pg.csv'}, {figure}")
+        written += 1
+    return written
