@@ -79,3 +79,9 @@ def test_a_policy_gradient_run_trains_and_is_rated(tmp_path):
     assert sum(int(b["positions"]) for b in bins) == 3 * int(mse[0]["positions"])
     assert (run / "value" / "calibration.png").stat().st_size > 0
     assert (run / "value" / "value.keras").is_file()
+    # its saved waves were played with seed 0: another seed is refused, not mixed in
+    env = {**os.environ, "PYTHONPATH": ROOT, "CUDA_VISIBLE_DEVICES": ""}
+    refused = subprocess.run([sys.executable, "-m", "harness", "rl-value", str(run), "--seed",
+                              "1", "--sample-games", "24"], cwd=tmp_path, env=env,
+                             capture_output=True, text=True, timeout=600)
+    assert refused.returncode == 2 and "other settings" in refused.stderr

@@ -30,7 +30,7 @@ class Counting:
 def test_one_position_per_game_after_the_random_move():
     sl, rl = Counting(), Counting()
     got = value_positions(sl, rl, 40, size=SIZE, komi=0.5, rules="superko", history=2,
-                          rng=np.random.default_rng(3), u_max=12, parallel=16)
+                          seed=3, u_max=12, parallel=16)
     assert len(got.outcome) + got.ended_early == 40
     assert len(np.unique(got.game)) == len(got.game)  # never two from one game
     assert ((got.u >= 1) & (got.u <= 12)).all()
@@ -46,7 +46,7 @@ def test_one_position_per_game_after_the_random_move():
 
 def test_games_that_end_before_their_random_move_give_nothing():
     got = value_positions(Counting(), Counting(), 8, size=SIZE, komi=0.5, rules="superko",
-                          history=1, rng=np.random.default_rng(0), u_max=10_000,
+                          history=1, seed=0, u_max=10_000,
                           max_moves=20)
     assert got.ended_early >= 7 and len(got.outcome) == 8 - got.ended_early
 
@@ -54,21 +54,40 @@ def test_games_that_end_before_their_random_move_give_nothing():
 def test_a_play_budget_keeps_whole_waves_and_reports_each():
     waves = []
     got = value_positions(Counting(), Counting(), 48, size=SIZE, komi=0.5, rules="superko",
-                          history=1, rng=np.random.default_rng(2), u_max=8, parallel=16,
-                          play_seconds=1e-9, progress=lambda so_far: waves.append(so_far))
+                          history=1, seed=2, u_max=8, parallel=16, play_seconds=1e-9,
+                          progress=lambda so_far: waves.append(so_far))
     # the budget is spent during the first wave, so no second one starts
-    assert got.games_played == 16 and len(waves) == 1
+    assert got.games_played == 16 and len(waves) == 1 and got.seconds > 0
     assert len(got.outcome) + got.ended_early == 16 and (got.game < 16).all()
     whole = value_positions(Counting(), Counting(), 48, size=SIZE, komi=0.5,
-                            rules="superko", history=1, rng=np.random.default_rng(2),
-                            u_max=8, parallel=16,
+                            rules="superko", history=1, seed=2, u_max=8, parallel=16,
                             progress=lambda so_far: waves.append(so_far.games_played))
     assert whole.games_played == 48 and waves[1:] == [16, 32, 48]
 
 
+def test_a_killed_run_resumes_to_the_games_it_would_have_played(tmp_path):
+    def play(**options):
+        return value_positions(Counting(), Counting(), 40, size=SIZE, komi=0.5,
+                               rules="superko", history=2, seed=5, u_max=10, parallel=16,
+                               **options)
+
+    whole = play()
+    first = play(waves_dir=tmp_path, play_seconds=1e-9)  # "killed" after one wave
+    assert first.games_played == 16 and sorted(p.name for p in tmp_path.iterdir()) == [
+        "wave-0000.npz"]
+    counted = Counting()
+    resumed = value_positions(Counting(), counted, 40, size=SIZE, komi=0.5, rules="superko",
+                              history=2, seed=5, u_max=10, parallel=16, waves_dir=tmp_path)
+    assert resumed.games_played == 40 and len(list(tmp_path.iterdir())) == 3
+    for key in ("history", "to_play", "outcome", "u", "game"):
+        np.testing.assert_array_equal(getattr(resumed, key), getattr(whole, key))
+    assert resumed.evaluations == whole.evaluations
+    assert 0 < counted.positions < whole.evaluations  # the saved wave was not replayed
+
+
 def test_held_out_games_are_whole_games_at_the_end():
     got = value_positions(Counting(), Counting(), 30, size=SIZE, komi=0.5, rules="superko",
-                          history=1, rng=np.random.default_rng(1), u_max=8)
+                          history=1, seed=1, u_max=8)
     train, held = split_games(got, 0.2)
     assert len(train) + len(held) == len(got.game)
     assert got.game[held].min() > got.game[train].max()

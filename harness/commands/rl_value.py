@@ -4,7 +4,8 @@ Plays ``sample_games`` games of the run's start policy, one random move and
 the run's RL policy (:mod:`harness.rl.value_games`), keeps one position per
 game, trains a value network on most of them (:mod:`harness.rl.value_net`)
 and measures it on the held-out games beside the start's and the RL
-network's own value heads. Writes ``RUN/value/``: ``positions.npz`` (the
+network's own value heads. Writes ``RUN/value/``: ``waves/`` (each finished
+wave of games, so a killed run resumes where it was), ``positions.npz`` (the
 positions and outcomes), ``value.keras`` (or ``--out``), ``mse.csv``/``.md``.
 """
 
@@ -27,14 +28,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import dataclasses
-    import time
     from pathlib import Path
 
     import numpy as np
 
     from harness.config_io import ConfigError, given_values, read_saved_config
-    from harness.files import atomic_path, format_table, read_json, save_table
+    from harness.files import atomic_json, format_table, read_json, save_table
     from harness.rl.config import RLConfig
     from harness.rl.value_net import ValueNetSettings
 
@@ -53,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from harness.features import get_encoder
     from harness.nets import load_model, save_model
     from harness.rl.monitor import calibration_bins
-    from harness.rl.value_games import value_positions
+    from harness.rl.value_games import save_positions, value_positions
     from harness.rl.value_net import (
         mse_row,
         paired_row,
@@ -72,26 +71,33 @@ def run(args: argparse.Namespace) -> int:
                                          EvaluatorConfig(batch_size=settings.games_in_flight),
                                          inference="keras")
                   for name, model in models.items()}
-    rng = np.random.default_rng(settings.seed)
-    started = time.monotonic()
+    waves_dir = out_dir / "waves"
+    games = {"sl": str(sl), "rl": str(rl), "board_size": size, "komi": config.komi,
+             "rules": config.rules, "encoder": config.encoder, "seed": settings.seed,
+             "u_max": settings.u_max, "games_in_flight": settings.games_in_flight}
+    saved = read_json(waves_dir / "games.json")
+    if saved is not None and saved != games:
+        raise ConfigError(f"{waves_dir} holds games played with other settings ({saved}): "
+                          "rerun with those, or delete it to start over")
+    atomic_json(waves_dir / "games.json", games)
 
     def progress(so_far) -> None:
-        minutes = (time.monotonic() - started) / 60
         print(f"  {so_far.games_played}/{settings.sample_games} games, "
-              f"{len(so_far.outcome)} positions, {minutes:.1f} min", flush=True)
+              f"{len(so_far.outcome)} positions, {so_far.seconds / 60:.1f} min of play",
+              flush=True)
 
     positions = value_positions(evaluators["sl"], evaluators["rl"], settings.sample_games,
                                 size=size, komi=config.komi, rules=config.rules,
-                                history=encoder.history, rng=rng, u_max=settings.u_max,
-                                parallel=settings.games_in_flight,
-                                play_seconds=settings.play_hours * 3600, progress=progress)
+                                history=encoder.history, seed=settings.seed,
+                                u_max=settings.u_max, parallel=settings.games_in_flight,
+                                play_seconds=settings.play_hours * 3600, waves_dir=waves_dir,
+                                progress=progress)
     print(f"{len(positions.outcome)} positions from {positions.games_played} games "
           f"({positions.ended_early} ended before their random move), "
           f"{positions.evaluations} network evaluations, "
-          f"{(time.monotonic() - started) / 60:.1f} min of play")
-    with atomic_path(out_dir / "positions.npz") as tmp, open(tmp, "wb") as f:
-        np.savez_compressed(f, **{k: v for k, v in dataclasses.asdict(positions).items()
-                                  if isinstance(v, np.ndarray)})
+          f"{positions.seconds / 60:.1f} min of play")
+    save_positions(out_dir / "positions.npz", positions)
+    rng = np.random.default_rng(settings.seed)
     train_rows, held_rows = split_games(positions, settings.held_out_share)
     network = load_model(rl if settings.start_from == "rl" else sl)
     train_value_network(network, settings, encoder, positions, train_rows, size, rng)

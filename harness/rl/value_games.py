@@ -19,9 +19,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from harness.files import atomic_path
 from harness.game import board as K
 from harness.rl.pg_games import RawGames, sample_rows, uniform_rows
 
@@ -31,7 +33,7 @@ class ValuePositions:
     """``history`` (N, T, P) int8 stones, oldest first, ``to_play`` (N,),
     ``outcome`` (N,) +1/-1/0 for the side to move, ``u`` (N,) the random
     move's number, ``game`` (N,) the game each came from; of the
-    ``games_played``, ``ended_early`` gave none."""
+    ``games_played``, ``ended_early`` gave none; ``seconds`` of play."""
 
     history: np.ndarray
     to_play: np.ndarray
@@ -41,43 +43,64 @@ class ValuePositions:
     ended_early: int = 0
     evaluations: int = 0
     games_played: int = 0
+    seconds: float = 0.0
+
+
+ARRAYS = ("history", "to_play", "outcome", "u", "game")
+COUNTS = ("ended_early", "evaluations", "games_played", "seconds")
+
+
+def save_positions(path: Path, positions: ValuePositions) -> None:
+    """``positions`` as one compressed ``.npz``, written atomically."""
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez_compressed(f, **{k: getattr(positions, k) for k in ARRAYS + COUNTS})
+
+
+def load_positions(path: Path) -> ValuePositions:
+    with np.load(path, allow_pickle=False) as saved:
+        return ValuePositions(**{k: saved[k] for k in ARRAYS},
+                              **{k: saved[k].item() for k in COUNTS})
 
 
 def value_positions(sl, rl, games: int, *, size: int, komi: float, rules: str, history: int,
-                    rng: np.random.Generator, u_max: int = 0, parallel: int = 256,
-                    max_moves: int = 0, first_game: int = 0, play_seconds: float = 0.0,
+                    seed: int, u_max: int = 0, parallel: int = 256, max_moves: int = 0,
+                    play_seconds: float = 0.0, waves_dir: Path | None = None,
                     progress: Callable[[ValuePositions], None] | None = None,
                     ) -> ValuePositions:
-    """``games`` games of AlphaGo's construction, ``parallel`` at once; ``sl``
-    and ``rl`` are evaluators (softmax at temperature 1, both sampled).
+    """``games`` games of AlphaGo's construction in waves of ``parallel``;
+    ``sl`` and ``rl`` are evaluators (softmax at temperature 1, both sampled).
 
-    With ``play_seconds`` no new wave starts once that much time has passed,
-    so a budgeted run keeps whole waves (``games_played`` says how many);
-    ``progress`` sees the positions so far after each wave."""
+    Wave ``w`` plays games ``w * parallel ..`` from its own seed
+    ``(seed, w)``, so with ``waves_dir`` each finished wave is saved there and
+    a rerun after a kill loads the saved waves and plays only the rest, the
+    games it would have played. With ``play_seconds`` no new wave starts once
+    that much play (saved waves' included) is spent, so a budgeted run keeps
+    whole waves (``games_played`` says how many); ``progress`` sees the
+    positions so far after each wave."""
     parts: list[ValuePositions] = []
-    start = time.monotonic()
-    for first in range(0, games, parallel):
-        if play_seconds and parts and time.monotonic() - start >= play_seconds:
+    for wave, first in enumerate(range(0, games, parallel)):
+        path = waves_dir / f"wave-{wave:04d}.npz" if waves_dir is not None else None
+        if path is not None and path.is_file():
+            parts.append(load_positions(path))
+            continue
+        if play_seconds and sum(p.seconds for p in parts) >= play_seconds:
             break
-        count = min(parallel, games - first)
-        parts.append(_wave(sl, rl, count, first_game + first, size=size, komi=komi,
-                           rules=rules, history=history, rng=rng,
-                           u_max=u_max or size * size, max_moves=max_moves))
+        began = time.monotonic()
+        part = _wave(sl, rl, min(parallel, games - first), first, size=size, komi=komi,
+                     rules=rules, history=history, rng=np.random.default_rng([seed, wave]),
+                     u_max=u_max or size * size, max_moves=max_moves)
+        part.seconds = time.monotonic() - began
+        if path is not None:
+            save_positions(path, part)
+        parts.append(part)
         if progress is not None:
             progress(_joined(parts))
     return _joined(parts)
 
 
 def _joined(parts: list[ValuePositions]) -> ValuePositions:
-    return ValuePositions(
-        history=np.concatenate([p.history for p in parts]),
-        to_play=np.concatenate([p.to_play for p in parts]),
-        outcome=np.concatenate([p.outcome for p in parts]),
-        u=np.concatenate([p.u for p in parts]),
-        game=np.concatenate([p.game for p in parts]),
-        ended_early=sum(p.ended_early for p in parts),
-        evaluations=sum(p.evaluations for p in parts),
-        games_played=sum(p.games_played for p in parts))
+    return ValuePositions(**{k: np.concatenate([getattr(p, k) for p in parts]) for k in ARRAYS},
+                          **{k: sum(getattr(p, k) for p in parts) for k in COUNTS})
 
 
 def _wave(sl, rl, n, first, *, size, komi, rules, history, rng, u_max, max_moves):
