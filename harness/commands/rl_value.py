@@ -132,18 +132,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def plot_calibration(bins: dict[str, list[list]], path, title: str) -> None:
-    """Mean outcome against mean prediction per bin, one line per network;
-    the diagonal is a calibrated value."""
     import matplotlib.pyplot as plt
 
     from harness.figures import save_figure
+    from harness.rl.strength import draw_calibration
 
     fig, ax = plt.subplots(figsize=(5, 4.5))
-    ax.plot([-1, 1], [-1, 1], color="grey", linewidth=0.8, linestyle="--")
-    for name, rows in bins.items():
-        ax.plot([b[1] for b in rows], [b[2] for b in rows], marker="o", label=name)
-    ax.set_xlabel("predicted value (bin mean)")
-    ax.set_ylabel("mean outcome")
-    ax.set_title(title, fontsize=9)
+    draw_calibration(ax, bins, title)
     ax.legend(fontsize=8)
     save_figure(fig, path)

@@ -272,16 +272,10 @@ def draw_held_out(runs: dict[str, list[dict]], path: Path) -> Path | None:
         ax.set_xlabel("generation")
         ax.set_title(label, fontsize=10)
         ax.grid(alpha=0.3)
-    calibration = axes[3]
-    calibration.plot([-1, 1], [-1, 1], color="grey", linewidth=0.8, linestyle="--")
-    for name, rows in runs.items():
-        bins = rows[-1].get("heldout_calibration") or []
-        calibration.plot([b[1] for b in bins], [b[2] for b in bins], marker="o",
-                         label=f"{name} gen {rows[-1]['generation']}")
-    calibration.set_xlabel("predicted value (bin mean)")
-    calibration.set_ylabel("mean outcome")
-    calibration.set_title("value calibration, last generation", fontsize=10)
-    calibration.grid(alpha=0.3)
+    draw_calibration(axes[3], {f"{name} gen {rows[-1]['generation']}":
+                               rows[-1].get("heldout_calibration") or []
+                               for name, rows in runs.items()},
+                     "value calibration, last generation")
     axes[0].legend(fontsize="small")
     return save_figure(fig, path, dpi=110)
 
@@ -350,3 +344,16 @@ def plot_elo_progress(points: list[Point], elo: dict[str, tuple[float, float, fl
     if title:
         fig.suptitle(title)
     return save_figure(fig, path, dpi=120)
+
+
+def draw_calibration(ax, bins: dict[str, list[list]], title: str) -> None:
+    """Mean outcome against mean prediction per bin of
+    :func:`harness.rl.monitor.calibration_bins`, a line per name; the
+    diagonal is a calibrated value."""
+    ax.plot([-1, 1], [-1, 1], color="grey", linewidth=0.8, linestyle="--")
+    for name, rows in bins.items():
+        ax.plot([b[1] for b in rows], [b[2] for b in rows], marker="o", label=name)
+    ax.set_xlabel("predicted value (bin mean)")
+    ax.set_ylabel("mean outcome")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
